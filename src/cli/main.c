@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+int main(void)
+{
+	puts("ferry " FERRY_VERSION);
+	return 0;
+}

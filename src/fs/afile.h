@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* The atomic, flash-friendly file writer. A file is written under a temporary
+ * name in its destination directory, through a large coalescing buffer, with
+ * dirty pages pushed out behind the write position (sync_file_range) and
+ * dropped from the page cache (POSIX_FADV_DONTNEED) so that a 64 MB box never
+ * piles up dirty data; then it gets its mode and mtime and is renamed over the
+ * final name. Until afile_commit the old file is untouched. */
+#ifndef FERRY_FS_AFILE_H
+#define FERRY_FS_AFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct writer_opts {
+	size_t buf_size;       /* coalescing buffer, default 1 MiB */
+	size_t flush_behind;   /* start writeback every this many bytes, default 8 MiB; 0 = off */
+	int fsync_each;        /* fdatasync before the rename (--fsync) */
+};
+void writer_opts_default(struct writer_opts *o);
+
+struct afile {
+	int dirfd;             /* borrowed: the destination directory */
+	int fd;                /* the temporary file, -1 when closed */
+	char final[256];       /* final leaf name */
+	char tmp[256];         /* temporary leaf name: ".ferry-<rand>.<name prefix>" */
+	uint8_t *buf;          /* owned coalescing buffer */
+	size_t buf_len, buf_cap;
+	off_t pos;             /* bytes accepted so far */
+	off_t synced;          /* writeback started up to here */
+	struct writer_opts opts;
+};
+
+/* Creates the temporary file in dirfd (O_EXCL, 0600). size_hint > 0 is
+ * preallocated (posix_fallocate; ignored where unsupported). */
+int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
+	       const struct writer_opts *o);
+int afile_write(struct afile *f, const void *p, size_t n);
+/* A hole of n bytes (sparse files): seeks instead of writing zeros. */
+int afile_skip(struct afile *f, off_t n);
+/* Flushes, truncates to the final size, sets mode and mtime (ns), optionally
+ * fdatasyncs, then renameat()s over the final name. On failure the temporary
+ * file is removed and the old file is untouched. */
+int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime);
+/* Removes the temporary file; safe to call twice or after commit. */
+void afile_abort(struct afile *f);
+
+/* Removes stale temporaries (".ferry-*") older than max_age seconds in dirfd. */
+int afile_clean_stale(int dirfd, int max_age);
+
+#endif
