@@ -29,6 +29,7 @@ struct afile {
 	size_t buf_len, buf_cap;
 	off_t pos;             /* bytes accepted so far */
 	off_t synced;          /* writeback started up to here */
+	off_t dropped;         /* written back and dropped from the cache up to here */
 	struct writer_opts opts;
 };
 
@@ -46,7 +47,9 @@ int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime);
 /* Removes the temporary file; safe to call twice or after commit. */
 void afile_abort(struct afile *f);
 
-/* Removes stale temporaries (".ferry-*") older than max_age seconds in dirfd. */
+/* Removes stale temporaries (".ferry-*", regular files or symlinks, never
+ * directories) whose mtime is older than max_age seconds in dirfd.
+ * Returns how many were removed, or -errno. */
 int afile_clean_stale(int dirfd, int max_age);
 
 #endif

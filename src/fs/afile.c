@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/afile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/meta.h"
+#include "fs/quote.h"
+#include "util/err.h"
+
+#define AFILE_DEFAULT_BUF   (1u << 20)
+#define AFILE_DEFAULT_BEHIND ((size_t)8 << 20)
+
+void writer_opts_default(struct writer_opts *o)
+{
+	o->buf_size = AFILE_DEFAULT_BUF;
+	o->flush_behind = AFILE_DEFAULT_BEHIND;
+	o->fsync_each = 0;
+}
+
+static const char *qname(char *q, const char *name)
+{
+	return fs_quote(q, name, strlen(name));
+}
+
+int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
+	       const struct writer_opts *o)
+{
+	char q[FS_QUOTE_BUF];
+	size_t n = strlen(name);
+	int r = 0;
+
+	memset(f, 0, sizeof *f);
+	f->fd = -1;
+	f->dirfd = dirfd;
+	if (o)
+		f->opts = *o;
+	else
+		writer_opts_default(&f->opts);
+	if (f->opts.buf_size == 0)
+		f->opts.buf_size = AFILE_DEFAULT_BUF;
+	if (n == 0 || n >= sizeof f->final || strchr(name, '/') ||
+	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return err_set(-EINVAL, "write %s: not a file name", qname(q, name));
+	memcpy(f->final, name, n + 1);
+
+	for (int tries = 0;; tries++) {
+		r = fs_tmp_name(f->tmp, name);
+		if (r < 0)
+			goto fail;
+		f->fd = openat(dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       0600);
+		if (f->fd >= 0)
+			break;
+		if (errno != EEXIST || tries >= 100) {
+			r = err_sys(-errno, "create temporary for %s", qname(q, name));
+			goto fail;
+		}
+	}
+	f->buf = malloc(f->opts.buf_size);
+	if (!f->buf) {
+		r = err_set(-ENOMEM, "write %s: no memory for a %zu-byte buffer",
+			    qname(q, name), f->opts.buf_size);
+		goto fail;
+	}
+	f->buf_cap = f->opts.buf_size;
+	/* fallocate(2), not posix_fallocate(3): where the file system cannot
+	 * preallocate, glibc's fallback writes a byte into every block, which
+	 * doubles the wear on flash. KEEP_SIZE: the file's size stays what has
+	 * been written (resume reads it), and commit's ftruncate fixes it up. */
+	if (size_hint > 0 && fallocate(f->fd, FALLOC_FL_KEEP_SIZE, 0, size_hint) < 0 &&
+	    errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) {
+		r = err_sys(-errno, "preallocate %jd bytes for %s", (intmax_t)size_hint,
+			    qname(q, name));
+		goto fail;
+	}
+	return 0;
+fail:
+	afile_abort(f);
+	return r;
+}
+
+/* sync_file_range is advisory here: file systems without it (some FUSE,
+ * network ones) are fine, but a real I/O error must not be swallowed. */
+static int range_sync(int fd, off_t off, off_t len, unsigned flags)
+{
+	if (len <= 0 || sync_file_range(fd, off, len, flags) == 0)
+		return 0;
+	if (errno == EINVAL || errno == ESPIPE || errno == ENOSYS || errno == EOPNOTSUPP)
+		return 0;
+	return -errno;
+}
+
+/* Called with the file offset at f->pos and nothing buffered. Once a window
+ * of flush_behind bytes is complete, starts its writeback, then waits for the
+ * window before it and drops that from the page cache: at most about two
+ * windows are dirty or cached at any time. */
+static int push_behind(struct afile *f, off_t end)
+{
+	char q[FS_QUOTE_BUF];
+	off_t win = (off_t)f->opts.flush_behind;
+	int r;
+
+	if (win <= 0 || end - f->synced < win)
+		return 0;
+	r = range_sync(f->fd, f->synced, end - f->synced, SYNC_FILE_RANGE_WRITE);
+	if (r < 0)
+		return err_sys(r, "write %s", qname(q, f->final));
+	if (f->synced > f->dropped) {
+		r = range_sync(f->fd, f->dropped, f->synced - f->dropped,
+			       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			       SYNC_FILE_RANGE_WAIT_AFTER);
+		if (r < 0)
+			return err_sys(r, "write %s", qname(q, f->final));
+		posix_fadvise(f->fd, f->dropped, f->synced - f->dropped, POSIX_FADV_DONTNEED);
+		f->dropped = f->synced;
+	}
+	f->synced = end;
+	return 0;
+}
+
+static int write_all(struct afile *f, const uint8_t *p, size_t n)
+{
+	char q[FS_QUOTE_BUF];
+
+	while (n > 0) {
+		ssize_t w = write(f->fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_sys(-errno, "write %s", qname(q, f->final));
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int flush_buf(struct afile *f)
+{
+	int r;
+
+	if (f->buf_len == 0)
+		return 0;
+	r = write_all(f, f->buf, f->buf_len);
+	if (r < 0)
+		return r;
+	f->buf_len = 0;
+	return push_behind(f, f->pos);
+}
+
+int afile_write(struct afile *f, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	int r;
+
+	if (f->fd < 0)
+		return err_set(-EBADF, "write: file is not open");
+	if ((uintmax_t)n > (uintmax_t)(INTMAX_MAX - f->pos))
+		return err_set(-EFBIG, "write %s: file too large", f->final);
+	while (n > 0) {
+		size_t room = f->buf_cap - f->buf_len;
+		if (f->buf_len == 0 && n >= f->buf_cap) {
+			/* Already large: straight from the caller, no copy. */
+			size_t chunk = n - n % f->buf_cap;
+			r = write_all(f, s, chunk);
+			if (r < 0)
+				return r;
+			f->pos += (off_t)chunk;
+			s += chunk;
+			n -= chunk;
+			r = push_behind(f, f->pos);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (room > n)
+			room = n;
+		memcpy(f->buf + f->buf_len, s, room);
+		f->buf_len += room;
+		f->pos += (off_t)room;
+		s += room;
+		n -= room;
+		if (f->buf_len == f->buf_cap) {
+			r = flush_buf(f);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int afile_skip(struct afile *f, off_t n)
+{
+	char q[FS_QUOTE_BUF];
+	int r;
+
+	if (f->fd < 0)
+		return err_set(-EBADF, "write: file is not open");
+	if (n < 0 || (intmax_t)n > INTMAX_MAX - (intmax_t)f->pos)
+		return err_set(-EINVAL, "write %s: bad hole length %jd", qname(q, f->final),
+			       (intmax_t)n);
+	if (n == 0)
+		return 0;
+	r = flush_buf(f);
+	if (r < 0)
+		return r;
+	if (lseek(f->fd, n, SEEK_CUR) < 0)
+		return err_sys(-errno, "write %s: seek", qname(q, f->final));
+	f->pos += n;
+	return 0;
+}
+
+int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime)
+{
+	char q[FS_QUOTE_BUF];
+	int fd;
+	int r;
+
+	if (f->fd < 0)
+		return err_set(-EBADF, "commit: file is not open");
+	r = flush_buf(f);
+	if (r < 0)
+		goto fail;
+	/* The size: a trailing hole, and a preallocation beyond what came. */
+	if (ftruncate(f->fd, f->pos) < 0) {
+		r = err_sys(-errno, "truncate %s", qname(q, f->final));
+		goto fail;
+	}
+	if (fchmod(f->fd, mode & 07777) < 0) {
+		r = err_sys(-errno, "chmod %s", qname(q, f->final));
+		goto fail;
+	}
+	if (mtime) {
+		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, *mtime };
+		if (futimens(f->fd, ts) < 0) {
+			r = err_sys(-errno, "set mtime of %s", qname(q, f->final));
+			goto fail;
+		}
+	}
+	if (f->opts.fsync_each) {
+		if (fdatasync(f->fd) < 0) {
+			r = err_sys(-errno, "fdatasync %s", qname(q, f->final));
+			goto fail;
+		}
+	} else if (f->opts.flush_behind && f->pos > f->synced) {
+		/* Start (not wait for) the tail's writeback, so a run of
+		 * large files does not leave it all dirty. */
+		range_sync(f->fd, f->synced, f->pos - f->synced, SYNC_FILE_RANGE_WRITE);
+	}
+	/* close() is where NFS and some FUSE file systems report write errors. */
+	fd = f->fd;
+	f->fd = -1;
+	if (close(fd) < 0 && errno != EINTR) {
+		r = err_sys(-errno, "close %s", qname(q, f->final));
+		goto fail;
+	}
+	/* renameat replaces whatever is at the final name (a symlink included:
+	 * the link is replaced, its target never written). A directory there
+	 * makes it fail with EISDIR, and the temporary is removed. */
+	if (renameat(f->dirfd, f->tmp, f->dirfd, f->final) < 0) {
+		r = err_sys(-errno, "rename into place as %s", qname(q, f->final));
+		goto fail;
+	}
+	f->tmp[0] = '\0';
+	free(f->buf);
+	f->buf = NULL;
+	f->buf_len = f->buf_cap = 0;
+	return 0;
+fail:
+	afile_abort(f);
+	return r;
+}
+
+void afile_abort(struct afile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	if (f->tmp[0])
+		unlinkat(f->dirfd, f->tmp, 0);
+	f->tmp[0] = '\0';
+	free(f->buf);
+	f->buf = NULL;
+	f->buf_len = f->buf_cap = 0;
+}
+
+int afile_clean_stale(int dirfd, int max_age)
+{
+	size_t pre = sizeof FS_TMP_PREFIX - 1;
+	struct timespec now;
+	DIR *d = NULL;
+	int fd = -1;
+	int removed = 0;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(-errno, "clean temporaries: open directory");
+	d = fdopendir(fd);
+	if (!d) {
+		r = err_sys(-errno, "clean temporaries: fdopendir");
+		goto out;
+	}
+	fd = -1;
+	for (;;) {
+		struct dirent *e;
+		struct stat st;
+
+		errno = 0;
+		e = readdir(d);
+		if (!e) {
+			if (errno)
+				r = err_sys(-errno, "clean temporaries: readdir");
+			break;
+		}
+		if (strncmp(e->d_name, FS_TMP_PREFIX, pre) != 0)
+			continue;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;   /* gone already */
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			continue;
+		if ((intmax_t)now.tv_sec - (intmax_t)st.st_mtim.tv_sec < (intmax_t)max_age)
+			continue;
+		if (unlinkat(dirfd, e->d_name, 0) == 0)
+			removed++;
+		else if (errno != ENOENT) {
+			char q[FS_QUOTE_BUF];
+			r = err_sys(-errno, "remove stale temporary %s", qname(q, e->d_name));
+			break;
+		}
+	}
+out:
+	if (d)
+		closedir(d);
+	if (fd >= 0)
+		close(fd);
+	return r < 0 ? r : removed;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/dirlist.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/err.h"
+
+/* While reading, entries hold arena offsets: the arena moves as it grows. */
+struct pending {
+	size_t off;
+	struct stat st;
+};
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct dirent_info *x = a, *y = b;
+	return strcmp(x->name, y->name);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		n *= 2;
+	}
+	np = realloc(*p, n * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
+int dirlist_read(int dirfd, struct dirlist *out)
+{
+	struct pending *pend = NULL;
+	size_t n = 0, pcap = 0;
+	char *arena = NULL;
+	size_t alen = 0, acap = 0;
+	struct dirent_info *ents = NULL;
+	DIR *d = NULL;
+	int fd = -1;
+	int r = 0;
+
+	memset(out, 0, sizeof *out);
+	/* A fresh open file description of the same directory, not a dup():
+	 * a dup shares the offset, and readdir would leave the caller's fd at
+	 * the end. This also works when dirfd is O_PATH. */
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(-errno, "open directory");
+	d = fdopendir(fd);
+	if (!d) {
+		r = err_sys(-errno, "fdopendir");
+		goto out;
+	}
+	fd = -1;   /* owned by d now */
+	for (;;) {
+		struct dirent *e;
+		struct stat st;
+		size_t nl;
+
+		errno = 0;
+		e = readdir(d);
+		if (!e) {
+			if (errno)
+				r = err_sys(-errno, "readdir");
+			break;
+		}
+		if (e->d_name[0] == '.' && (e->d_name[1] == '\0' ||
+		    (e->d_name[1] == '.' && e->d_name[2] == '\0')))
+			continue;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;   /* deleted since readdir */
+			r = err_sys(-errno, "stat %s", e->d_name);
+			break;
+		}
+		nl = strlen(e->d_name) + 1;
+		if (grow((void **)&pend, &pcap, n + 1, sizeof *pend) < 0 ||
+		    grow((void **)&arena, &acap, alen + nl, 1) < 0) {
+			r = err_set(-ENOMEM, "directory listing: out of memory");
+			break;
+		}
+		memcpy(arena + alen, e->d_name, nl);
+		pend[n].off = alen;
+		pend[n].st = st;
+		alen += nl;
+		n++;
+	}
+	if (r < 0 || n == 0)
+		goto out;
+	ents = malloc(n * sizeof *ents);
+	if (!ents) {
+		r = err_set(-ENOMEM, "directory listing: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ents[i].name = arena + pend[i].off;
+		ents[i].st = pend[i].st;
+	}
+	qsort(ents, n, sizeof *ents, cmp_ent);
+	out->ents = ents;
+	out->n = n;
+	out->arena = arena;
+	arena = NULL;
+out:
+	free(arena);
+	free(pend);
+	if (d)
+		closedir(d);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+void dirlist_free(struct dirlist *l)
+{
+	free(l->ents);
+	free(l->arena);
+	l->ents = NULL;
+	l->arena = NULL;
+	l->n = 0;
+}
+
+const struct dirent_info *dirlist_find(const struct dirlist *l, const char *name)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, l->ents[mid].name);
+		if (c == 0)
+			return &l->ents[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* What the receiver does to entries other than file contents, always relative
+ * to a directory fd and never through a symlink: mode and mtime, symlinks
+ * (created atomically), and deletion of whole trees (--delete). */
+#ifndef FERRY_FS_META_H
+#define FERRY_FS_META_H
+
+#include <sys/types.h>
+#include <time.h>
+
+#define FS_TMP_PREFIX ".ferry-"   /* every temporary name starts with this */
+
+/* Writes ".ferry-XXXXXX.<prefix of final>" (random X, at most 255 bytes) into
+ * out[256]. Returns 0, or -EINVAL if `final` is not a single name. */
+int fs_tmp_name(char out[256], const char *final);
+
+/* Sets mode (& 07777) and mtime (ns; NULL = leave) on dirfd/name. A symlink
+ * is not followed: it gets only the mtime (Linux links have no mode). */
+int fs_set_meta(int dirfd, const char *name, mode_t mode, const struct timespec *mtime);
+
+/* Creates dirfd/name as a symlink to target: symlinkat to a temporary name,
+ * then renameat over `name` (replacing a file or symlink, never a directory:
+ * that is -EISDIR). mtime may be NULL. */
+int fs_symlink_atomic(int dirfd, const char *name, const char *target,
+		      const struct timespec *mtime);
+
+/* Deletes dirfd/name, whatever it is; a directory with everything below it.
+ * Never follows a symlink (a link is removed, not what it points to). Uses a
+ * bounded number of fds at any depth. A missing name is not an error. */
+int fs_remove_tree(int dirfd, const char *name);
+
+#endif

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/err.h"
+
+#define CONFIG_MAX_LINE  4096          /* bytes, without the newline */
+#define CONFIG_MAX_FILE  (1 << 20)     /* config_load refuses larger files */
+#define MODULE_NAME_MAX  255
+
+/* enum protection in channel/channel.h: PROT_NONE 0, PROT_INTEGRITY 1,
+ * PROT_ENCRYPT 2. util/ sits below channel/, so the values are repeated here;
+ * test_util_config checks them. */
+#define CFG_PROT_NONE      0
+#define CFG_PROT_INTEGRITY 1
+#define CFG_PROT_ENCRYPT   2
+
+enum scope { S_GLOBAL = 1, S_MODULE = 2 };
+
+enum key_id {
+	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
+	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT,
+	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION,
+};
+
+static const struct {
+	const char *name;
+	enum key_id id;
+	int scope;
+} keys[] = {
+	{ "listen",             K_LISTEN,     S_GLOBAL },
+	{ "max connections",    K_MAX_CONN,   S_GLOBAL },
+	{ "max unauthenticated", K_MAX_UNAUTH, S_GLOBAL },
+	{ "bwlimit",            K_BWLIMIT,    S_GLOBAL | S_MODULE },
+	{ "nice",               K_NICE,       S_GLOBAL },
+	{ "ionice",             K_IONICE,     S_GLOBAL },
+	{ "log",                K_LOG,        S_GLOBAL },
+	{ "host key",           K_HOST_KEY,   S_GLOBAL },
+	{ "authorized keys",    K_AUTH_KEYS,  S_GLOBAL | S_MODULE },
+	{ "handshake timeout",  K_HS_TIMEOUT, S_GLOBAL },
+	{ "path",               K_PATH,       S_MODULE },
+	{ "comment",            K_COMMENT,    S_MODULE },
+	{ "read only",          K_READ_ONLY,  S_MODULE },
+	{ "protection",         K_PROTECTION, S_MODULE },
+};
+
+/* Parser state: where we are, and which keys the current section has set. */
+struct pstate {
+	const char *file;
+	int line;
+	struct ferry_config *c;
+	struct module_cfg *mod;     /* NULL: in the global section */
+	unsigned global_seen;
+	unsigned mod_seen;
+	size_t mod_cap;
+};
+
+static int perr(const struct pstate *p, const char *what, const char *detail)
+{
+	return err_set(-EINVAL, "%s:%d: %s%s", p->file, p->line, what, detail ? detail : "");
+}
+
+static int parse_uint_range(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (!*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int parse_protection(const char *s, int *out)
+{
+	if (strcasecmp(s, "encrypt") == 0)
+		*out = CFG_PROT_ENCRYPT;
+	else if (strcasecmp(s, "integrity") == 0)
+		*out = CFG_PROT_INTEGRITY;
+	else if (strcasecmp(s, "none") == 0)
+		*out = CFG_PROT_NONE;
+	else
+		return err_set(-EINVAL, "bad protection \"%.64s\" (encrypt, integrity or none)", s);
+	return 0;
+}
+
+/* As rsync reads --bwlimit: a plain number is KiB/s; K, M, G (and KiB, MiB,
+ * GiB) are powers of 1024, KB, MB, GB powers of 1000; case does not matter;
+ * a fraction is allowed ("1.5M"). Integer arithmetic only, so no rounding
+ * surprises and no float conversions of absurd values. */
+int parse_rate(const char *s, uint64_t *bytes_per_sec)
+{
+	static const struct {
+		const char *suf;
+		uint64_t mult;
+	} sufs[] = {
+		{ "", 1024 }, { "b", 1 },
+		{ "k", 1024 }, { "kib", 1024 }, { "kb", 1000 },
+		{ "m", 1024 * 1024 }, { "mib", 1024 * 1024 }, { "mb", 1000 * 1000 },
+		{ "g", 1024 * 1024 * 1024 }, { "gib", 1024 * 1024 * 1024 },
+		{ "gb", 1000 * 1000 * 1000 },
+	};
+	const char *p = s;
+	uint64_t ip = 0, frac = 0, scale = 1, mult = 0, v;
+	int digits = 0;
+
+	while (*p >= '0' && *p <= '9') {
+		if (ip > (UINT64_MAX - 9) / 10)
+			goto range;
+		ip = ip * 10 + (uint64_t)(*p++ - '0');
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			if (scale < 1000000000ull) {   /* 9 digits are plenty */
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+			p++;
+			digits++;
+		}
+	}
+	if (digits == 0)
+		goto bad;
+	for (size_t i = 0; i < sizeof sufs / sizeof sufs[0]; i++) {
+		if (strcasecmp(p, sufs[i].suf) == 0) {
+			mult = sufs[i].mult;
+			break;
+		}
+	}
+	if (!mult)
+		goto bad;
+	/* frac < 1e9 and mult <= 2^30, so frac * mult < 2^60. */
+	if (ip > UINT64_MAX / mult)
+		goto range;
+	v = ip * mult;
+	if (v > UINT64_MAX - frac * mult / scale)
+		goto range;
+	v += frac * mult / scale;
+	if (v == 0 && (ip || frac))
+		v = 1;   /* a tiny limit is still a limit, not "unlimited" */
+	*bytes_per_sec = v;
+	return 0;
+bad:
+	return err_set(-EINVAL, "bad rate \"%.64s\" (KiB/s, or a number with K, M or G)", s);
+range:
+	return err_set(-ERANGE, "rate \"%.64s\" is too large", s);
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* An inline comment starts at '#' or ';' that follows a blank. */
+static void strip_comment(char *s)
+{
+	for (char *p = s; *p; p++) {
+		if ((*p == '#' || *p == ';') && (p == s || p[-1] == ' ' || p[-1] == '\t')) {
+			*p = '\0';
+			return;
+		}
+	}
+}
+
+static int set_str(char **dst, const char *v, const struct pstate *p)
+{
+	char *s = strdup(v);
+
+	if (!s)
+		return err_set(-ENOMEM, "%s:%d: out of memory", p->file, p->line);
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int finish_module(const struct pstate *p)
+{
+	const struct module_cfg *m = p->mod;
+
+	if (m && !m->path)
+		return err_set(-EINVAL, "%s:%d: module [%s] has no path", p->file, m->line, m->name);
+	return 0;
+}
+
+static int start_section(struct pstate *p, char *line)
+{
+	struct ferry_config *c = p->c;
+	char *end = strchr(line, ']');
+	char *name, *rest;
+	struct module_cfg *m;
+	size_t n;
+	int r;
+
+	if (!end)
+		return perr(p, "missing ']' in section header", NULL);
+	*end = '\0';
+	rest = end + 1;
+	strip_comment(rest);
+	if (*trim(rest))
+		return perr(p, "unexpected text after section header", NULL);
+	name = trim(line + 1);
+	n = strlen(name);
+	if (n == 0)
+		return perr(p, "empty section name", NULL);
+	if (n > MODULE_NAME_MAX)
+		return perr(p, "section name is too long", NULL);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)name[i];
+		if (!isalnum(ch) && ch != '_' && ch != '.' && ch != '-')
+			return perr(p, "bad module name (allowed: A-Z a-z 0-9 _ . -): ", name);
+	}
+	r = finish_module(p);
+	if (r < 0)
+		return r;
+	if (strcasecmp(name, "global") == 0) {
+		p->mod = NULL;
+		return 0;
+	}
+	if (config_module(c, name))
+		return perr(p, "duplicate module ", name);
+	if (c->n_modules >= CONFIG_MAX_MODULES)
+		return perr(p, "too many modules (limit 256)", NULL);
+	if (c->n_modules == p->mod_cap) {
+		size_t cap = p->mod_cap ? p->mod_cap * 2 : 8;
+		struct module_cfg *nm = realloc(c->modules, cap * sizeof *nm);
+		if (!nm)
+			return err_set(-ENOMEM, "%s:%d: out of memory", p->file, p->line);
+		c->modules = nm;
+		p->mod_cap = cap;
+	}
+	m = &c->modules[c->n_modules];
+	memset(m, 0, sizeof *m);
+	m->name = strdup(name);
+	if (!m->name)
+		return err_set(-ENOMEM, "%s:%d: out of memory", p->file, p->line);
+	m->protection = CFG_PROT_ENCRYPT;
+	m->line = p->line;
+	c->n_modules++;
+	p->mod = m;
+	p->mod_seen = 0;
+	return 0;
+}
+
+/* Lower-cases the key and folds runs of blanks into one space, so that
+ * "Max   Connections" is "max connections". */
+static void norm_key(char *k)
+{
+	char *o = k;
+
+	for (char *s = k; *s; s++) {
+		if (*s == ' ' || *s == '\t') {
+			if (o > k && o[-1] != ' ')
+				*o++ = ' ';
+		} else {
+			*o++ = (char)tolower((unsigned char)*s);
+		}
+	}
+	while (o > k && o[-1] == ' ')
+		o--;
+	*o = '\0';
+}
+
+static int set_key(struct pstate *p, char *line)
+{
+	struct global_cfg *g = &p->c->global;
+	struct module_cfg *m = p->mod;
+	char *eq = strchr(line, '=');
+	char *key, *val;
+	unsigned *seen;
+	int scope = m ? S_MODULE : S_GLOBAL;
+	size_t k;
+	long n;
+	int r;
+
+	if (!eq)
+		return perr(p, "expected \"key = value\"", NULL);
+	*eq = '\0';
+	key = trim(line);
+	norm_key(key);
+	val = eq + 1;
+	strip_comment(val);
+	val = trim(val);
+	if (!*key)
+		return perr(p, "missing key before '='", NULL);
+	for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
+		if (strcmp(keys[k].name, key) == 0)
+			break;
+	if (k == sizeof keys / sizeof keys[0])
+		return err_set(-EINVAL, "%s:%d: unknown key \"%.64s\"", p->file, p->line, key);
+	if (!(keys[k].scope & scope))
+		return err_set(-EINVAL, "%s:%d: key \"%s\" is not allowed in %s", p->file, p->line,
+			       key, m ? "a module section" : "the global section");
+	seen = m ? &p->mod_seen : &p->global_seen;
+	if (*seen & (1u << keys[k].id))
+		return err_set(-EINVAL, "%s:%d: duplicate key \"%s\"", p->file, p->line, key);
+	*seen |= 1u << keys[k].id;
+
+	switch (keys[k].id) {
+	case K_LISTEN:
+		if (!*val)
+			return perr(p, "listen: empty address", NULL);
+		return set_str(&g->listen, val, p);
+	case K_MAX_CONN:
+		if (parse_uint_range(val, 0, 65535, &n) < 0)
+			return perr(p, "max connections: not a number 0..65535: ", val);
+		g->max_connections = (unsigned)n;
+		return 0;
+	case K_MAX_UNAUTH:
+		if (parse_uint_range(val, 0, 65535, &n) < 0)
+			return perr(p, "max unauthenticated: not a number 0..65535: ", val);
+		g->max_unauthenticated = (unsigned)n;
+		return 0;
+	case K_BWLIMIT:
+		r = parse_rate(val, m ? &m->bwlimit : &g->bwlimit);
+		if (r < 0)
+			return err_wrap(-EINVAL, "%s:%d: bwlimit", p->file, p->line);
+		return 0;
+	case K_NICE:
+		if (*val == '-' ? parse_uint_range(val + 1, 0, 20, &n) < 0 :
+				  parse_uint_range(val, 0, 19, &n) < 0)
+			return perr(p, "nice: not a number -20..19: ", val);
+		g->nice = *val == '-' ? -(int)n : (int)n;
+		return 0;
+	case K_IONICE:
+		if (strcasecmp(val, "idle") == 0)
+			g->ionice = 3;
+		else if (strcasecmp(val, "best-effort") == 0)
+			g->ionice = 2;
+		else if (strcasecmp(val, "none") == 0)
+			g->ionice = 0;
+		else
+			return perr(p, "ionice: expected idle, best-effort or none: ", val);
+		return 0;
+	case K_LOG:
+		if (strcmp(val, "stderr") != 0 && strcmp(val, "syslog") != 0)
+			return perr(p, "log: expected stderr or syslog: ", val);
+		return set_str(&g->log, val, p);
+	case K_HOST_KEY:
+		if (!*val)
+			return perr(p, "host key: empty file name", NULL);
+		return set_str(&g->host_key, val, p);
+	case K_AUTH_KEYS:
+		if (!*val)
+			return perr(p, "authorized keys: empty file name", NULL);
+		return set_str(m ? &m->authorized_keys : &g->authorized_keys, val, p);
+	case K_HS_TIMEOUT:
+		if (parse_uint_range(val, 1, 3600, &n) < 0)
+			return perr(p, "handshake timeout: not a number of seconds 1..3600: ", val);
+		g->handshake_timeout = (int)n;
+		return 0;
+	case K_PATH:
+		if (!*val)
+			return perr(p, "path: empty", NULL);
+		return set_str(&m->path, val, p);
+	case K_COMMENT:
+		return set_str(&m->comment, val, p);
+	case K_READ_ONLY:
+		if (parse_bool(val, &m->read_only) < 0)
+			return perr(p, "read only: expected yes or no: ", val);
+		return 0;
+	case K_PROTECTION:
+		if (parse_protection(val, &m->protection) < 0)
+			return err_wrap(-EINVAL, "%s:%d: protection", p->file, p->line);
+		return 0;
+	}
+	return perr(p, "internal error: unhandled key", NULL);
+}
+
+static int set_defaults(struct ferry_config *c)
+{
+	struct global_cfg *g = &c->global;
+
+	memset(c, 0, sizeof *c);
+	g->max_connections = 4;
+	g->max_unauthenticated = 8;
+	g->nice = 10;
+	g->ionice = 2;
+	g->handshake_timeout = 10;
+	g->listen = strdup("0.0.0.0");
+	g->log = strdup("stderr");
+	if (!g->listen || !g->log)
+		return err_set(-ENOMEM, "config: out of memory");
+	return 0;
+}
+
+int config_parse(const char *text, size_t len, const char *name, struct ferry_config *out)
+{
+	struct pstate p = { .file = name ? name : "config", .c = out };
+	char line[CONFIG_MAX_LINE + 2];
+	size_t pos = 0;
+	int r;
+
+	r = set_defaults(out);
+	if (r < 0)
+		goto fail;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		char *s;
+
+		p.line++;
+		if (n > CONFIG_MAX_LINE) {
+			r = err_set(-EINVAL, "%s:%d: line longer than %d bytes", p.file, p.line,
+				    CONFIG_MAX_LINE);
+			goto fail;
+		}
+		if (memchr(text + pos, '\0', n)) {
+			r = perr(&p, "NUL byte in line", NULL);
+			goto fail;
+		}
+		memcpy(line, text + pos, n);
+		line[n] = '\0';
+		pos += n + (nl ? 1 : 0);
+		s = trim(line);
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		r = *s == '[' ? start_section(&p, s) : set_key(&p, s);
+		if (r < 0)
+			goto fail;
+	}
+	r = finish_module(&p);
+	if (r < 0)
+		goto fail;
+	for (size_t i = 0; i < out->n_modules; i++) {
+		struct module_cfg *m = &out->modules[i];
+		if (!m->authorized_keys && out->global.authorized_keys) {
+			m->authorized_keys = strdup(out->global.authorized_keys);
+			if (!m->authorized_keys) {
+				r = err_set(-ENOMEM, "config: out of memory");
+				goto fail;
+			}
+		}
+	}
+	return 0;
+fail:
+	config_free(out);
+	return r;
+}
+
+int config_load(const char *path, struct ferry_config *out)
+{
+	struct stat st;
+	char *text = NULL;
+	size_t got = 0;
+	int fd = -1;
+	int r = 0;
+
+	memset(out, 0, sizeof *out);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(-errno, "config %s", path);
+	if (fstat(fd, &st) < 0) {
+		r = err_sys(-errno, "config %s", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_FILE) {
+		r = err_set(-EINVAL, "config %s: not a regular file of at most %d bytes",
+			    path, CONFIG_MAX_FILE);
+		goto out;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		r = err_set(-ENOMEM, "config %s: out of memory", path);
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = err_sys(-errno, "config %s", path);
+			goto out;
+		}
+		if (n == 0)
+			break;   /* shrank meanwhile: parse what is there */
+		got += (size_t)n;
+	}
+	r = config_parse(text, got, path, out);
+	if (r < 0)
+		goto out;
+	if (!out->global.host_key) {
+		/* Next to the config file, as the header promises. */
+		const char *slash = strrchr(path, '/');
+		size_t dl = slash ? (size_t)(slash - path) : 1;
+		const char *dir = slash ? path : ".";
+		char *hk;
+
+		if (slash == path)
+			dl = 0;   /* "/ferry.conf" -> "/host_key" */
+		hk = malloc(dl + sizeof "/host_key");
+		if (!hk) {
+			config_free(out);
+			r = err_set(-ENOMEM, "config %s: out of memory", path);
+			goto out;
+		}
+		memcpy(hk, dir, dl);
+		memcpy(hk + dl, "/host_key", sizeof "/host_key");
+		out->global.host_key = hk;
+	}
+out:
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+void config_free(struct ferry_config *c)
+{
+	struct global_cfg *g = &c->global;
+
+	for (size_t i = 0; i < c->n_modules; i++) {
+		free(c->modules[i].name);
+		free(c->modules[i].path);
+		free(c->modules[i].comment);
+		free(c->modules[i].authorized_keys);
+	}
+	free(c->modules);
+	free(g->listen);
+	free(g->log);
+	free(g->host_key);
+	free(g->authorized_keys);
+	memset(c, 0, sizeof *c);
+}
+
+const struct module_cfg *config_module(const struct ferry_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_modules; i++)
+		if (strcmp(c->modules[i].name, name) == 0)
+			return &c->modules[i];
+	return NULL;
+}
