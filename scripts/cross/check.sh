@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# scripts/cross/check.sh ARCH [--no-unit] [--no-e2e]
+#
+# Cross-builds ferry for ARCH (mips, mipsel, armhf, aarch64) and tests it under
+# qemu user-mode emulation on this x86-64 host:
+#   1. scripts/cross/setup-sysroot.sh ARCH  (toolchain + sysroot, cached in .cross/)
+#   2. configure + build in .cross/build-ARCH (cmake/toolchains/ARCH.cmake)
+#   3. smoke: the emulated binary runs (`ferry version`)
+#   4. unit tests: ctest -L unit; CMAKE_CROSSCOMPILING_EMULATOR runs them in qemu
+#   5. e2e tests (tests/e2e/test_*.sh) in three modes:
+#        emulated       server and client both emulated
+#        emu-server     emulated `ferry serve`, native client
+#        emu-client     native `ferry serve`, emulated client
+#      The tests get FERRY (a path), FERRY_SERVER and FERRY_CLIENT (commands,
+#      word-split, may hold "qemu-ARCH -L SYSROOT /path/ferry"), FERRY_SRC,
+#      FERRY_BUILD, plus FERRY_CROSS_ARCH and FERRY_EMULATOR for information.
+#      A test exiting 77 counts as skipped.
+#
+# Environment:
+#   JOBS=2                       build parallelism
+#   FERRY_CROSS_BUILD_TYPE       default MinSizeRel (what ships)
+#   FERRY_CROSS_CMAKE_ARGS       extra cmake arguments for the cross build
+#   FERRY_STATIC=ON              link the ferry binary statically
+#   FERRY_NATIVE=/path/ferry     native binary for the mixed modes; default:
+#                                built in .cross/build-native
+#   FERRY_E2E_MODES              default "emulated emu-server emu-client"
+#   FERRY_E2E_TESTS              glob, default "$FERRY_SRC/tests/e2e/test_*.sh"
+#   FERRY_E2E_TIMEOUT            seconds per test script, default 300
+# Exit status: 0 when everything that ran passed.
+set -euo pipefail
+# shellcheck source=scripts/cross/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 1 ] || { sed -n '2,32p' "$0"; exit 2; }
+A=$(cross_arch "$1"); shift
+RUN_UNIT=1 RUN_E2E=1
+for o in "$@"; do case $o in
+  --no-unit) RUN_UNIT=0;; --no-e2e) RUN_E2E=0;;
+  *) cross_die "unknown option $o";; esac; done
+
+B=$FERRY_CROSS_DIR/build-$A
+S=$(cross_sysroot "$A")
+EMU=$(cross_emulator "$A")
+LOGS=$FERRY_CROSS_DIR/logs/$A
+BUILD_TYPE=${FERRY_CROSS_BUILD_TYPE:-MinSizeRel}
+STATIC=${FERRY_STATIC:-OFF}
+mkdir -p "$LOGS"
+FAILED=()
+
+# 1. toolchain + sysroot
+FERRY_STATIC=$STATIC "$FERRY_SRC/scripts/cross/setup-sysroot.sh" "$A"
+
+# 2. configure + build. -Os makes gcc 12 report possible snprintf truncation
+# that -O2 does not see: keep it a warning, not an error, in size builds.
+cross_log "$A: configure + build ($BUILD_TYPE, static=$STATIC) in $B"
+extra=()
+[ "$BUILD_TYPE" = MinSizeRel ] && extra+=(-DCMAKE_C_FLAGS=-Wno-error=format-truncation)
+# shellcheck disable=SC2086
+cmake -S "$FERRY_SRC" -B "$B" -DCMAKE_TOOLCHAIN_FILE="$(cross_toolchain_file "$A")" \
+  -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DFERRY_OPENSSL=OFF -DFERRY_STATIC="$STATIC" \
+  "${extra[@]}" ${FERRY_CROSS_CMAKE_ARGS:-} > "$LOGS/configure.log" 2>&1 ||
+  { tail -40 "$LOGS/configure.log" >&2; cross_die "$A: cmake configure failed"; }
+cmake --build "$B" -j"$JOBS" > "$LOGS/build.log" 2>&1 ||
+  { grep -E 'error|Error' "$LOGS/build.log" | head -40 >&2; cross_die "$A: build failed (log: $LOGS/build.log)"; }
+BIN=$B/ferry
+# A plain executable path for tests that exec "$FERRY" directly.
+printf '#!/bin/sh\nexec %s %s "$@"\n' "$EMU" "$BIN" > "$B/ferry-emu"
+chmod +x "$B/ferry-emu"
+
+# 3. smoke
+info=$(LC_ALL=C readelf -h "$BIN" | awk -F: '/Class|Data|Machine/{gsub(/^ +/,"",$2); printf "%s; ", $2}')
+if out=$($EMU "$BIN" version 2>&1); then
+  cross_log "$A: $info emulated 'ferry version': $out"
+else
+  cross_log "$A: emulated 'ferry version' FAILED: $out"; FAILED+=("smoke")
+fi
+
+# 4. unit tests under qemu
+if [ $RUN_UNIT = 1 ]; then
+  cross_log "$A: unit tests (ctest -L unit, under $(cross_qemu "$A"))"
+  if ctest --test-dir "$B" -L unit --output-on-failure -j"$JOBS" --timeout 600 \
+       2>&1 | tee "$LOGS/unit.log" | grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|No tests were found|Failed|\*\*\*' >&2; then :; fi
+  grep -q '100% tests passed\|No tests were found' "$LOGS/unit.log" || FAILED+=("unit")
+fi
+
+# 5. e2e tests: emulated and mixed emulated/native
+if [ $RUN_E2E = 1 ]; then
+  shopt -s nullglob
+  # shellcheck disable=SC2206
+  tests=(${FERRY_E2E_TESTS:-$FERRY_SRC/tests/e2e/test_*.sh})
+  shopt -u nullglob
+  if [ ${#tests[@]} -eq 0 ]; then
+    cross_log "$A: no e2e tests (tests/e2e/test_*.sh) yet"
+  else
+    NATIVE=${FERRY_NATIVE:-}
+    NB=$FERRY_CROSS_DIR/build-native
+    modes=${FERRY_E2E_MODES:-emulated emu-server emu-client}
+    if [ -z "$NATIVE" ] && [ "$modes" != emulated ]; then
+      cross_log "native build for the mixed modes in $NB"
+      cmake -S "$FERRY_SRC" -B "$NB" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TESTS=OFF \
+        ${FERRY_NATIVE_CMAKE_ARGS:-} > "$LOGS/native.log" 2>&1 &&
+      cmake --build "$NB" -j"$JOBS" --target ferry >> "$LOGS/native.log" 2>&1 ||
+        { tail -30 "$LOGS/native.log" >&2; cross_die "native build failed"; }
+      NATIVE=$NB/ferry
+    fi
+    pass=0 fail=0 skip=0
+    for mode in $modes; do
+      case $mode in
+        emulated)   f=$B/ferry-emu fb=$B srv="$EMU $BIN" cli="$EMU $BIN";;
+        emu-server) f=$NATIVE fb=$NB srv="$EMU $BIN" cli=$NATIVE;;
+        emu-client) f=$NATIVE fb=$NB srv=$NATIVE cli="$EMU $BIN";;
+        *) cross_die "unknown e2e mode $mode";;
+      esac
+      for t in "${tests[@]}"; do
+        name=$(basename "$t" .sh); log=$LOGS/e2e-$mode-$name.log; t0=$SECONDS
+        rc=0
+        FERRY=$f FERRY_SERVER=$srv FERRY_CLIENT=$cli FERRY_SRC=$FERRY_SRC FERRY_BUILD=$fb \
+        FERRY_CROSS_ARCH=$A FERRY_EMULATOR="$EMU" \
+          timeout --kill-after=10 "${FERRY_E2E_TIMEOUT:-300}" bash "$t" > "$log" 2>&1 || rc=$?
+        case $rc in
+          0)  pass=$((pass + 1)); r=PASS;;
+          77) skip=$((skip + 1)); r=SKIP;;
+          *)  fail=$((fail + 1)); r="FAIL (exit $rc, log $log)"; FAILED+=("e2e/$mode/$name")
+              tail -15 "$log" | sed 's/^/    | /' >&2;;
+        esac
+        cross_log "$A: e2e $mode $name: $r ($((SECONDS - t0)) s)"
+      done
+    done
+    echo "e2e ($A): $pass passed, $fail failed, $skip skipped"
+  fi
+fi
+
+if [ ${#FAILED[@]} -gt 0 ]; then
+  cross_log "$A: FAILED: ${FAILED[*]}"; exit 1
+fi
+cross_log "$A: all checks passed"

@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# scripts/cross/lib.sh - shared definitions for ferry's cross-build scripts.
+# Sourced by setup-sysroot.sh, check.sh and bench/size.sh; not run directly.
+#
+# ARCH names used throughout (cmake/toolchains/ARCH.cmake has the same names):
+#   mips     MIPS32 big-endian (Atheros/QCA routers). Debian has no such port:
+#            glibc from the host's libc6-dev-mips-cross, libraries built from
+#            Debian's source packages.
+#   mipsel   MIPS32r2 little-endian (MT7621 class routers); Debian bookworm
+#   armhf    ARMv7 hard-float (Raspberry Pi 2/3/4, 32-bit OS); Debian bookworm
+#   aarch64  ARMv8 64-bit (Raspberry Pi 3/4/5, 64-bit OS); Debian bookworm arm64
+
+FERRY_SRC=${FERRY_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# Everything downloaded or built lives here (gitignored); override to share a
+# cache between work trees: FERRY_CROSS_DIR=/var/cache/ferry-cross
+FERRY_CROSS_DIR=${FERRY_CROSS_DIR:-$FERRY_SRC/.cross}
+FERRY_DEBIAN_MIRROR=${FERRY_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+FERRY_DEBIAN_SUITE=${FERRY_DEBIAN_SUITE:-bookworm}
+FERRY_KEYRING=${FERRY_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+JOBS=${JOBS:-2}
+
+cross_die() { echo "cross: error: $*" >&2; exit 1; }
+cross_log() { printf '[cross %4ss] %s\n' "$SECONDS" "$*" >&2; }
+
+cross_arch() {  # normalise user spelling -> ARCH
+  case $1 in
+    mips|mipsbe|mipseb) echo mips;;
+    mipsel|mipsle) echo mipsel;;
+    armhf|arm|armv7) echo armhf;;
+    aarch64|arm64) echo aarch64;;
+    *) cross_die "unknown ARCH '$1' (mips, mipsel, armhf, aarch64)";;
+  esac
+}
+cross_triplet() { case $1 in
+  mips) echo mips-linux-gnu;; mipsel) echo mipsel-linux-gnu;;
+  armhf) echo arm-linux-gnueabihf;; aarch64) echo aarch64-linux-gnu;; esac; }
+cross_debarch() { case $1 in aarch64) echo arm64;; *) echo "$1";; esac; }
+cross_qemu() { case $1 in
+  mips) echo qemu-mips;; mipsel) echo qemu-mipsel;;
+  armhf) echo qemu-arm;; aarch64) echo qemu-aarch64;; esac; }
+cross_sysroot() { echo "$FERRY_CROSS_DIR/sysroot-$1"; }
+cross_toolchain_file() { echo "$FERRY_SRC/cmake/toolchains/$1.cmake"; }
+# The command prefix that runs a target binary on this host. qemu-mipsel must
+# keep its default CPU: Debian's mipsel userland is hard-float and the FPU-less
+# 24Kc model gets SIGILL. FERRY_QEMU_CPU overrides for experiments.
+cross_emulator() {
+  echo "$(cross_qemu "$1")${FERRY_QEMU_CPU:+ -cpu $FERRY_QEMU_CPU} -L $(cross_sysroot "$1")"
+}
+
+# Host packages needed to cross-build for ARCH.
+cross_host_pkgs() {
+  local a=$1 tr deb
+  tr=$(cross_triplet "$a"); deb=$(cross_debarch "$a")
+  echo "cmake make pkgconf qemu-user dpkg-dev xz-utils debian-archive-keyring gcc-$tr libc6-dev-$deb-cross"
+  [ "$a" = mips ] && echo "autoconf automake libtool"
+  [ "${FERRY_STATIC:-OFF}" = ON ] && [ "$a" = mipsel ] && echo "musl-tools"
+  return 0
+}
+
+cross_install_host_pkgs() {  # install what is missing (needs root + apt)
+  local missing=() p
+  # shellcheck disable=SC2046
+  for p in $(cross_host_pkgs "$1"); do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "${FERRY_CROSS_NO_APT:-0}" = 1 ] || [ "$(id -u)" != 0 ]; then
+    cross_die "missing host packages: ${missing[*]} (apt-get install --no-install-recommends ${missing[*]})"
+  fi
+  cross_log "apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null; then
+    apt-get update -q >/dev/null || true
+    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+  fi
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# scripts/cross/setup-sysroot.sh ARCH [ARCH...]
+#
+# Prepares everything needed to cross-build and emulate ferry for ARCH on a
+# Debian 12 x86-64 host, cached under .cross/ (FERRY_CROSS_DIR):
+#   - host packages: cross gcc, libc6-dev-ARCH-cross, qemu-user (apt-get
+#     install when missing and we are root; FERRY_CROSS_NO_APT=1 forbids it)
+#   - .cross/sysroot-ARCH: the target's libc, libsodium, libxxhash and cmocka
+#       mipsel/armhf/aarch64: Debian bookworm .debs fetched with a *private*
+#         apt configuration (.cross/apt-ARCH, --download-only) and unpacked with
+#         dpkg-deb -x. The system's dpkg architectures and /etc/apt are never
+#         touched (no dpkg --add-architecture).
+#       mips (big-endian): Debian has no such port. The sysroot's lib/ is the
+#         host's cross glibc (/usr/mips-linux-gnu/lib, from libc6-dev-mips-cross)
+#         and libsodium, xxhash and cmocka are built from Debian's *source*
+#         packages (private deb-src list, apt-get source) with the cross gcc.
+# Re-running is cheap: a sysroot whose stamp matches this script's recipe is
+# kept. FERRY_CROSS_FORCE=1 rebuilds it. FERRY_CROSS_EXTRA_PKGS adds Debian
+# packages to the Debian sysroots (e.g. "libssl-dev" for -DFERRY_OPENSSL=ON).
+set -euo pipefail
+# shellcheck source=scripts/cross/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
+
+RECIPE_VERSION=3
+DEB_PKGS="libc6-dev libsodium-dev libxxhash-dev libcmocka-dev ${FERRY_CROSS_EXTRA_PKGS:-}"
+
+# ------------------------------------------------------------ private apt
+apt_opts() {  # $1 = debian arch, or "src" for the deb-src tree
+  local R=$FERRY_CROSS_DIR/apt-$1
+  [ "$1" = src ] || printf -- '-o APT::Architecture=%s -o APT::Architectures::=%s ' "$1" "$1"
+  printf -- '-o Dir::Etc=%s ' "$R/etc/apt"
+  printf -- '-o Dir::Etc::SourceParts=%s -o Dir::Etc::PreferencesParts=%s ' \
+    "$R/etc/apt/sources.list.d" "$R/etc/apt/preferences.d"
+  printf -- '-o Dir::State=%s -o Dir::State::status=%s ' "$R/state" "$R/state/status"
+  printf -- '-o Dir::Cache=%s -o Debug::NoLocking=1 -o APT::Sandbox::User=root ' "$R/cache"
+  printf -- '-o Acquire::Retries=3 -o Acquire::Languages=none -o APT::Get::AllowUnauthenticated=false'
+}
+apt_init() {  # $1 = debian arch or src; writes sources and runs apt-get update
+  local a=$1 R=$FERRY_CROSS_DIR/apt-$1 i
+  mkdir -p "$R/etc/apt/sources.list.d" "$R/etc/apt/preferences.d" "$R/etc/apt/apt.conf.d" \
+           "$R/state/lists/partial" "$R/cache/archives/partial"
+  : > "$R/state/status"           # empty dpkg status: apt fetches the full closure
+  local M=$FERRY_DEBIAN_MIRROR S=$FERRY_DEBIAN_SUITE K=$FERRY_KEYRING
+  if [ "$a" = src ]; then
+    echo "deb-src [signed-by=$K] $M $S main" > "$R/etc/apt/sources.list"
+  else
+    # bookworm-security has no mipsel at all and its armhf index has been seen
+    # inconsistent on mirrors; libsodium/xxhash/cmocka/glibc-dev from the point
+    # release are all we need, so use main + updates only.
+    printf 'deb [arch=%s signed-by=%s] %s %s main\ndeb [arch=%s signed-by=%s] %s %s-updates main\n' \
+      "$a" "$K" "$M" "$S" "$a" "$K" "$M" "$S" > "$R/etc/apt/sources.list"
+  fi
+  if [ -n "$(find "$R/state/lists" -maxdepth 1 -name '*Packages*' -o -maxdepth 1 -name '*Sources*' -mmin -1440 2>/dev/null | head -1)" ]; then
+    return 0                      # lists younger than a day: reuse
+  fi
+  for i in 1 2 3; do
+    # shellcheck disable=SC2046
+    apt-get $(apt_opts "$a") -q update > "$R/update.log" 2>&1 && return 0
+    sleep $((i * 3))
+  done
+  cat "$R/update.log" >&2
+  cross_die "apt-get update failed for $a (log: $R/update.log)"
+}
+
+relativise_symlinks() {  # absolute symlinks in a sysroot would point into the host
+  (cd "$1" && find . -type l -lname '/*' | while read -r l; do
+     t=$(readlink "$l")
+     ln -sfn "$(realpath -m --relative-to="$(dirname "$l")" ".$t")" "$l"
+   done)
+}
+
+# ------------------------------------------------ Debian binary sysroots
+debian_sysroot() {
+  local a=$1 deb S R
+  deb=$(cross_debarch "$a"); S=$(cross_sysroot "$a"); R=$FERRY_CROSS_DIR/apt-$deb
+  apt_init "$deb"
+  cross_log "$a: downloading $DEB_PKGS (+ dependencies) for $deb"
+  rm -f "$R"/cache/archives/*.deb
+  # shellcheck disable=SC2046,SC2086
+  apt-get $(apt_opts "$deb") -y -q --download-only --no-install-recommends install $DEB_PKGS >/dev/null
+  rm -rf "$S"; mkdir -p "$S"
+  local d n=0
+  for d in "$R"/cache/archives/*.deb; do dpkg-deb -x "$d" "$S"; n=$((n + 1)); done
+  cross_log "$a: unpacked $n .debs into $S"
+  relativise_symlinks "$S"
+}
+
+# ---------------------------------- big-endian mips: from Debian sources
+fetch_sources() {  # unpacked Debian source trees in .cross/src/
+  local D=$FERRY_CROSS_DIR/src p
+  mkdir -p "$D"
+  for p in libsodium xxhash cmocka; do
+    if ! ls -d "$D/$p"-*/ >/dev/null 2>&1; then
+      apt_init src
+      cross_log "apt-get source $p"
+      # shellcheck disable=SC2046
+      (cd "$D" && apt-get $(apt_opts src) -q source "$p" >/dev/null 2>"$D/$p.log") ||
+        { cat "$D/$p.log" >&2; cross_die "apt-get source $p failed"; }
+    fi
+  done
+}
+srcdir_of() { ls -d "$FERRY_CROSS_DIR/src/$1"-*/ | head -1; }
+
+source_sysroot() {
+  local a=$1 tr S B
+  tr=$(cross_triplet "$a"); S=$(cross_sysroot "$a"); B=$FERRY_CROSS_DIR/srcbuild-$a
+  [ -e "/usr/$tr/lib/libc.so.6" ] || cross_die "/usr/$tr/lib/libc.so.6 missing (libc6-dev-$a-cross)"
+  fetch_sources
+  rm -rf "$S" "$B"; mkdir -p "$S/usr/lib/pkgconfig" "$S/usr/include" "$B"
+  # qemu -L SYSROOT resolves the guest's /lib/ld.so.1 and /lib/libc.so.6 to the
+  # host's cross glibc, and /usr/lib to the libraries built below.
+  ln -s "/usr/$tr/lib" "$S/lib"
+
+  cross_log "$a: libsodium (autotools, shared + static)"
+  cp -a "$(srcdir_of libsodium)" "$B/libsodium"
+  (cd "$B/libsodium"
+   [ -x configure ] || autoreconf -fi >/dev/null 2>&1
+   ./configure --host="$tr" --prefix=/usr --libdir=/usr/lib --disable-dependency-tracking \
+     CFLAGS="-O2 -g0" >"$B/libsodium.log" 2>&1
+   make -j"$JOBS" >>"$B/libsodium.log" 2>&1
+   make install DESTDIR="$S" >>"$B/libsodium.log" 2>&1) ||
+    { tail -30 "$B/libsodium.log" >&2; cross_die "libsodium build failed"; }
+  rm -f "$S"/usr/lib/*.la
+
+  cross_log "$a: libxxhash (xxhash.c -> libxxhash.so.0 + libxxhash.a)"
+  local X; X=$(srcdir_of xxhash)
+  (cd "$B" && mkdir -p xxhash && cd xxhash &&
+   "$tr-gcc" -O2 -fPIC -c "$X/xxhash.c" -o xxhash.o &&
+   "$tr-ar" rcs "$S/usr/lib/libxxhash.a" xxhash.o &&
+   "$tr-gcc" -shared -Wl,-soname,libxxhash.so.0 -o "$S/usr/lib/libxxhash.so.0" xxhash.o &&
+   ln -sf libxxhash.so.0 "$S/usr/lib/libxxhash.so")
+  cp "$X/xxhash.h" "$S/usr/include/"
+  [ -f "$X/xxh3.h" ] && cp "$X/xxh3.h" "$S/usr/include/"
+  local xv; xv=$(basename "$X"); xv=${xv#xxhash-}
+  cat > "$S/usr/lib/pkgconfig/libxxhash.pc" <<PC
+prefix=/usr
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: xxhash
+Description: extremely fast hash algorithm (cross-built from Debian's source package)
+Version: ${xv%/}
+Libs: -L\${libdir} -lxxhash
+Cflags: -I\${includedir}
+PC
+
+  cross_log "$a: cmocka (cmake)"
+  cmake -S "$(srcdir_of cmocka)" -B "$B/cmocka" -DCMAKE_SYSTEM_NAME=Linux \
+    -DCMAKE_SYSTEM_PROCESSOR=mips -DCMAKE_C_COMPILER="$tr-gcc" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib -DUNIT_TESTING=OFF \
+    -DWITH_EXAMPLES=OFF -DPICKY_DEVELOPER=OFF >"$B/cmocka.log" 2>&1 &&
+  cmake --build "$B/cmocka" -j"$JOBS" >>"$B/cmocka.log" 2>&1 &&
+  DESTDIR="$S" cmake --install "$B/cmocka" >>"$B/cmocka.log" 2>&1 ||
+    { tail -30 "$B/cmocka.log" >&2; cross_die "cmocka build failed"; }
+  rm -rf "$S/usr/lib/cmake"
+  # .pc files say prefix=/usr: the toolchain file sets PKG_CONFIG_SYSROOT_DIR.
+  sed -i 's#^prefix=.*#prefix=/usr#' "$S"/usr/lib/pkgconfig/*.pc
+  rm -rf "$B"
+}
+
+# ------------------------------------------------------------- main
+for arg in "$@"; do
+  a=$(cross_arch "$arg")
+  S=$(cross_sysroot "$a")
+  stamp="recipe=$RECIPE_VERSION arch=$a suite=$FERRY_DEBIAN_SUITE pkgs=$DEB_PKGS"
+  if [ "${FERRY_CROSS_FORCE:-0}" != 1 ] && [ -f "$S/.ferry-sysroot" ] &&
+     [ "$(cat "$S/.ferry-sysroot")" = "$stamp" ]; then
+    cross_log "$a: sysroot up to date ($S)"
+    continue
+  fi
+  cross_install_host_pkgs "$a"
+  mkdir -p "$FERRY_CROSS_DIR"
+  if [ "$a" = mips ]; then source_sysroot "$a"; else debian_sysroot "$a"; fi
+  echo "$stamp" > "$S/.ferry-sysroot"
+  cross_log "$a: sysroot ready: $S ($(du -sh "$S" | cut -f1))"
+done
