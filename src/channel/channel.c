@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/* Transport: buffered, batched records over the socket; in-place sealing and
+ * opening; rekeying; flushing that keeps reading so two writers never
+ * deadlock. */
+#include "channel/transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "channel/io.h"
+#include "util/err.h"
+
+static uint64_t test_rekey_interval;
+
+void chan_test_set_rekey_interval(uint64_t n)
+{
+	test_rekey_interval = n;
+}
+
+int chan_new(int fd, enum cipher_id cipher, struct noise_cs *tx, struct noise_cs *rx,
+	     const uint8_t hash[NOISE_HASHLEN], struct channel **out)
+{
+	struct channel *c = calloc(1, sizeof *c);
+
+	if (!c || !(c->out = malloc(CHAN_OUTBUF)) || !(c->in = malloc(CHAN_INBUF))) {
+		if (c) {
+			free(c->out);
+			free(c);
+		}
+		return err_set(-ENOMEM, "out of memory for the channel buffers");
+	}
+	c->fd = fd;
+	c->cipher = cipher;
+	c->prot = PROT_ENCRYPT;
+	c->rekey_interval = test_rekey_interval ? test_rekey_interval : CHAN_REKEY_INTERVAL;
+	/* A plain struct copy moves the states; the sources must not be wiped
+	 * with aead_wipe afterwards (that would free the shared EVP context). */
+	c->tx = *tx;
+	c->rx = *rx;
+	memset(tx, 0, sizeof *tx);
+	memset(rx, 0, sizeof *rx);
+	memcpy(c->hash, hash, NOISE_HASHLEN);
+	*out = c;
+	return 0;
+}
+
+void chan_free(struct channel *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	noise_cs_wipe(&c->tx);
+	noise_cs_wipe(&c->rx);
+	/* Buffers may hold plaintext: wipe before free. */
+	sodium_memzero(c->out, CHAN_OUTBUF);
+	sodium_memzero(c->in, CHAN_INBUF);
+	free(c->out);
+	free(c->in);
+	sodium_memzero(c, sizeof *c);
+	free(c);
+}
+
+int chan_fd(const struct channel *c)
+{
+	return c->fd;
+}
+
+const char *chan_cipher_name(enum cipher_id id)
+{
+	return id == CIPHER_AESGCM ? "AESGCM" : "ChaChaPoly";
+}
+
+const uint8_t *chan_handshake_hash(const struct channel *c)
+{
+	return c->hash;
+}
+
+void chan_set_data_protection(struct channel *c, enum protection p)
+{
+	c->prot = p;
+}
+
+void chan_set_timeout(struct channel *c, int timeout_ms)
+{
+	c->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+}
+
+void chan_get_stats(const struct channel *c, struct chan_stats *st)
+{
+	*st = c->st;
+}
+
+/* Counts one message on cs and rekeys it every rekey_interval messages;
+ * the peer does the same at the same nonce, so no signalling is needed. */
+static int count_msg(struct channel *c, struct noise_cs *cs)
+{
+	int rc;
+
+	if (cs->n % c->rekey_interval != 0)
+		return 0;
+	if ((rc = noise_cs_rekey(cs)) < 0)
+		return rc;
+	c->st.rekeys++;
+	return 0;
+}
+
+/* Moves unread input to the front when the tail could not take a whole
+ * record. Only while no pointer into the buffer is out with the caller. */
+static void in_compact(struct channel *c)
+{
+	if (c->live)
+		return;
+	if (c->in_r == c->in_w) {
+		c->in_r = c->in_w = 0;
+	} else if (CHAN_INBUF - c->in_r < CHAN_REC_MAX || CHAN_INBUF - c->in_w < CHAN_REC_MAX) {
+		memmove(c->in, c->in + c->in_r, c->in_w - c->in_r);
+		c->in_w -= c->in_r;
+		c->in_r = 0;
+	}
+}
+
+/* One non-blocking read into the input buffer: bytes read, 0 at EOF, -EAGAIN, <0. */
+static ssize_t in_read_once(struct channel *c)
+{
+	ssize_t n;
+
+	if (c->in_w == CHAN_INBUF)
+		return -EAGAIN;
+	n = io_recv(c->fd, c->in + c->in_w, CHAN_INBUF - c->in_w);
+	if (n > 0) {
+		c->in_w += (size_t)n;
+		c->st.bytes_in += (uint64_t)n;
+	} else if (n == 0) {
+		c->eof = 1;
+	} else if (n != -EAGAIN) {
+		return err_sys((int)n, "channel: read failed");
+	}
+	return n;
+}
+
+int chan_flush(struct channel *c)
+{
+	int64_t deadline = 0;
+	short rev;
+	int rc;
+
+	while (c->out_off < c->out_len) {
+		ssize_t n = io_send(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			c->st.bytes_out += (uint64_t)n;
+			deadline = 0;
+			continue;
+		}
+		if (n != -EAGAIN)
+			return err_sys(n < 0 ? (int)n : -EIO, "channel: write failed");
+		/* While the peer is not reading, read what it sends us: it may be
+		 * blocked writing to us right now. */
+		in_compact(c);
+		short ev = POLLOUT;
+		if (!c->eof && !c->error && c->in_w < CHAN_INBUF)
+			ev |= POLLIN;
+		if (!deadline)
+			deadline = io_deadline(c->timeout_ms);
+		if ((rc = io_wait(c->fd, ev, deadline, &rev, "channel")) < 0)
+			return rc;
+		if ((ev & POLLIN) && (rev & (POLLIN | POLLHUP | POLLERR))) {
+			if ((rc = (int)in_read_once(c)) < 0 && rc != -EAGAIN)
+				return rc;
+			deadline = 0;
+		}
+	}
+	c->out_off = c->out_len = 0;
+	return 0;
+}
+
+/* Makes room for one more whole record in the output buffer. */
+static int out_reserve(struct channel *c)
+{
+	if (CHAN_OUTBUF - c->out_len >= CHAN_REC_MAX)
+		return 0;
+	return chan_flush(c);
+}
+
+/* Waits for more input (flushing our own output first: the peer may be
+ * waiting for it before it answers). 0, or -EPIPE at EOF, or <0. */
+static int in_fill(struct channel *c)
+{
+	int64_t deadline;
+	short rev;
+	int rc;
+	ssize_t n;
+
+	if (c->out_len > c->out_off && (rc = chan_flush(c)) < 0)
+		return rc;
+	if (c->eof)
+		return -EPIPE;
+	deadline = io_deadline(c->timeout_ms);
+	for (;;) {
+		n = in_read_once(c);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -EPIPE;
+		if (n != -EAGAIN)
+			return (int)n;
+		if (c->in_w == CHAN_INBUF)
+			return err_set(-ENOBUFS, "channel: input buffer full");
+		if ((rc = io_wait(c->fd, POLLIN, deadline, &rev, "channel")) < 0)
+			return rc;
+	}
+}
+
+/* Next record at level prot, opened in place. */
+static int next_record(struct channel *c, enum protection prot, uint8_t **p, size_t *len)
+{
+	size_t used = 0;
+	int rc;
+
+	if (c->error)
+		return err_set(c->error, "channel: unusable after an earlier error");
+	c->live = 0;
+	in_compact(c);
+	for (;;) {
+		rc = rec_open(&c->rx, prot, c->in + c->in_r, c->in_w - c->in_r, &used, p, len);
+		if (rc < 0) {
+			c->error = rc;
+			return rc;
+		}
+		if (rc == 1)
+			break;
+		rc = in_fill(c);
+		if (rc == -EPIPE) {
+			if (c->in_r == c->in_w)
+				return err_set(-EPIPE, "channel: connection closed by the peer");
+			c->error = -EPROTO;
+			return err_set(-EPROTO, "channel: connection closed in the middle of a record");
+		}
+		if (rc < 0)
+			return rc;
+	}
+	c->in_r += used;
+	c->live = 1;
+	c->st.records_in++;
+	if ((rc = count_msg(c, &c->rx)) < 0)
+		c->error = rc;
+	return rc;
+}
+
+int chan_send(struct channel *c, const void *msg, size_t len)
+{
+	size_t reclen;
+	int rc;
+
+	if (len > CHAN_MAX_PLAIN)
+		return err_set(-EMSGSIZE, "channel: message of %zu bytes is too large", len);
+	if ((rc = out_reserve(c)) < 0)
+		return rc;
+	memcpy(c->out + c->out_len + 2, msg, len);
+	if ((rc = rec_seal(&c->tx, PROT_ENCRYPT, c->out + c->out_len, len, &reclen)) < 0)
+		return rc;
+	c->out_len += reclen;
+	c->st.records_out++;
+	return count_msg(c, &c->tx);
+}
+
+int chan_recv(struct channel *c, const uint8_t **msg, size_t *len)
+{
+	uint8_t *p;
+	int rc = next_record(c, PROT_ENCRYPT, &p, len);
+
+	if (rc == 0)
+		*msg = p;
+	return rc;
+}
+
+uint8_t *chan_data_buf(struct channel *c, size_t *cap)
+{
+	if (out_reserve(c) < 0)
+		return NULL;
+	*cap = CHAN_MAX_PLAIN;
+	/* Raw data has no length prefix; records leave 2 bytes for it. */
+	return c->out + c->out_len + (c->prot == PROT_NONE ? 0 : 2);
+}
+
+int chan_data_commit(struct channel *c, size_t n)
+{
+	size_t reclen;
+	int rc;
+
+	if (n > CHAN_MAX_PLAIN || CHAN_OUTBUF - c->out_len < CHAN_REC_MAX)
+		return err_set(-EINVAL, "channel: chan_data_commit without a matching chan_data_buf");
+	if (n == 0)
+		return 0;
+	if (c->prot == PROT_NONE) {
+		c->out_len += n;
+		return 0;
+	}
+	if ((rc = rec_seal(&c->tx, c->prot, c->out + c->out_len, n, &reclen)) < 0)
+		return rc;
+	c->out_len += reclen;
+	c->st.records_out++;
+	return count_msg(c, &c->tx);
+}
+
+int chan_data_send(struct channel *c, const void *p, size_t len)
+{
+	const uint8_t *src = p;
+	size_t cap, n;
+	uint8_t *dst;
+	int rc;
+
+	while (len) {
+		if (!(dst = chan_data_buf(c, &cap)))
+			return -EIO;
+		n = len < cap ? len : cap;
+		memcpy(dst, src, n);
+		if ((rc = chan_data_commit(c, n)) < 0)
+			return rc;
+		src += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n)
+{
+	uint8_t *rec;
+	int rc;
+
+	if (max == 0)
+		return err_set(-EINVAL, "channel: chan_data_recv of 0 bytes");
+	if (c->prot != PROT_NONE) {
+		if ((rc = next_record(c, c->prot, &rec, n)) < 0)
+			return rc;
+		if (*n == 0 || *n > max) {
+			c->error = -EPROTO;
+			return err_set(-EPROTO, "channel: data record of %zu bytes where %zu were expected",
+				       *n, max);
+		}
+		*p = rec;
+		return 0;
+	}
+	if (c->error)
+		return err_set(c->error, "channel: unusable after an earlier error");
+	c->live = 0;
+	in_compact(c);
+	while (c->in_r == c->in_w) {
+		rc = in_fill(c);
+		if (rc == -EPIPE)
+			return err_set(-EPROTO, "channel: connection closed in the middle of file data");
+		if (rc < 0)
+			return rc;
+	}
+	*n = c->in_w - c->in_r < max ? c->in_w - c->in_r : max;
+	*p = c->in + c->in_r;
+	c->in_r += *n;
+	c->live = 1;
+	return 0;
+}
+
+/* sendfile(2) straight from the page cache to the socket, with the socket
+ * non-blocking for the duration so a full socket buffer never blocks us
+ * while the peer waits for us to read. */
+static int send_raw_file(struct channel *c, int fd, off_t *off, size_t len)
+{
+	int flags = fcntl(c->fd, F_GETFL), rc = 0;
+	int64_t deadline = 0;
+	short rev;
+
+	if (flags < 0)
+		return err_sys(-errno, "channel: fcntl");
+	if (!(flags & O_NONBLOCK) && fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return err_sys(-errno, "channel: fcntl");
+	while (len) {
+		ssize_t n = sendfile(c->fd, fd, off, len);
+		if (n > 0) {
+			len -= (size_t)n;
+			c->st.bytes_out += (uint64_t)n;
+			deadline = 0;
+			continue;
+		}
+		if (n == 0) {
+			rc = err_set(-EIO, "channel: file ended %zu bytes early", len);
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN) {
+			rc = err_sys(-errno, "channel: sendfile failed");
+			break;
+		}
+		in_compact(c);
+		short ev = POLLOUT | ((!c->eof && c->in_w < CHAN_INBUF) ? POLLIN : 0);
+		if (!deadline)
+			deadline = io_deadline(c->timeout_ms);
+		if ((rc = io_wait(c->fd, ev, deadline, &rev, "channel")) < 0)
+			break;
+		if ((ev & POLLIN) && (rev & (POLLIN | POLLHUP | POLLERR))) {
+			if ((rc = (int)in_read_once(c)) < 0 && rc != -EAGAIN)
+				break;
+			rc = 0;
+			deadline = 0;
+		}
+	}
+	if (!(flags & O_NONBLOCK))
+		fcntl(c->fd, F_SETFL, flags);
+	return rc;
+}
+
+int chan_data_sendfile(struct channel *c, int fd, off_t *off, size_t len)
+{
+	size_t cap, want;
+	uint8_t *dst;
+	ssize_t n;
+	int rc;
+
+	if (c->prot == PROT_NONE) {
+		if ((rc = chan_flush(c)) < 0)
+			return rc;
+		return send_raw_file(c, fd, off, len);
+	}
+	while (len) {
+		if (!(dst = chan_data_buf(c, &cap)))
+			return -EIO;
+		want = len < cap ? len : cap;
+		n = pread(fd, dst, want, *off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return err_sys(-errno, "channel: read of the file failed");
+		if (n == 0)
+			return err_set(-EIO, "channel: file ended %zu bytes early", len);
+		if ((rc = chan_data_commit(c, (size_t)n)) < 0)
+			return rc;
+		*off += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int chan_readable(struct channel *c)
+{
+	size_t avail = c->in_w - c->in_r;
+
+	/* Try once to pull in what the socket holds, without waiting. */
+	if (!c->eof && !c->error && (avail < 2 || avail < rec_size(c->prot, c->in + c->in_r))) {
+		if (!c->live)
+			in_compact(c);
+		in_read_once(c);
+		avail = c->in_w - c->in_r;
+	}
+	if (c->error)
+		return 0;
+	if (c->prot == PROT_NONE && avail > 0)
+		return 1;
+	/* rec_size at the data level counts the integrity tag too, so this
+	 * never claims a record that is not all there. */
+	return avail >= 2 && avail >= rec_size(c->prot == PROT_INTEGRITY ? PROT_INTEGRITY : PROT_ENCRYPT,
+						 c->in + c->in_r);
+}
