@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fs/afile.h"
+#include "fs/dirlist.h"
+#include "fs/meta.h"
+#include "fs/sync.h"
+#include "util/err.h"
+
+struct fx {
+	char top[64];
+	int dfd;   /* top/dest */
+	int odfd;  /* top/outside */
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof *f);
+	int tfd;
+
+	if (!f)
+		return -1;
+	snprintf(f->top, sizeof f->top, "/tmp/ferry-afile-XXXXXX");
+	if (!mkdtemp(f->top))
+		return -1;
+	tfd = open(f->top, O_PATH | O_DIRECTORY);
+	if (tfd < 0 || mkdirat(tfd, "dest", 0755) || mkdirat(tfd, "outside", 0755))
+		return -1;
+	f->dfd = openat(tfd, "dest", O_PATH | O_DIRECTORY);
+	f->odfd = openat(tfd, "outside", O_RDONLY | O_DIRECTORY);
+	close(tfd);
+	*state = f;
+	return f->dfd < 0 || f->odfd < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	int fd = open("/tmp", O_PATH | O_DIRECTORY);
+
+	close(f->dfd);
+	close(f->odfd);
+	fs_remove_tree(fd, f->top + strlen("/tmp/"));
+	close(fd);
+	free(f);
+	return 0;
+}
+
+static void put(int dfd, const char *name, const char *s)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+	close(fd);
+}
+
+/* Reads a whole (small) file; the caller frees. */
+static char *slurp(int dfd, const char *name, size_t *len)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW);
+	struct stat st;
+	char *b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	b = malloc((size_t)st.st_size + 1);
+	assert_non_null(b);
+	assert_int_equal(pread(fd, b, (size_t)st.st_size, 0), st.st_size);
+	b[st.st_size] = '\0';
+	*len = (size_t)st.st_size;
+	close(fd);
+	return b;
+}
+
+static size_t count_temps(int dfd)
+{
+	struct dirlist l;
+	size_t n = 0;
+
+	assert_int_equal(dirlist_read(dfd, &l), 0);
+	for (size_t i = 0; i < l.n; i++)
+		if (strncmp(l.ents[i].name, FS_TMP_PREFIX, strlen(FS_TMP_PREFIX)) == 0)
+			n++;
+	dirlist_free(&l);
+	return n;
+}
+
+static void test_commit_content_mode_mtime(void **state)
+{
+	struct fx *f = *state;
+	struct timespec mt = { .tv_sec = 1234567890, .tv_nsec = 123456789 };
+	struct afile a;
+	struct stat st;
+	size_t len;
+	char *b;
+
+	put(f->dfd, "file", "old contents");
+	assert_int_equal(afile_open(&a, f->dfd, "file", 0, NULL), 0);
+	assert_int_equal(strncmp(a.tmp, ".ferry-", 7), 0);
+	assert_non_null(strstr(a.tmp, ".file"));
+	assert_int_equal(fstatat(f->dfd, a.tmp, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(afile_write(&a, "new ", 4), 0);
+	assert_int_equal(afile_write(&a, "contents!", 9), 0);
+	/* Until commit, the old file is what readers see. */
+	b = slurp(f->dfd, "file", &len);
+	assert_string_equal(b, "old contents");
+	free(b);
+	assert_int_equal(count_temps(f->dfd), 1);
+	assert_int_equal(afile_commit(&a, 0640, &mt), 0);
+	b = slurp(f->dfd, "file", &len);
+	assert_int_equal(len, 13);
+	assert_string_equal(b, "new contents!");
+	free(b);
+	assert_int_equal(fstatat(f->dfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_mtim.tv_sec, mt.tv_sec);
+	assert_int_equal(st.st_mtim.tv_nsec, mt.tv_nsec);
+	assert_int_equal(count_temps(f->dfd), 0);
+	afile_abort(&a);   /* after commit: a no-op, must not unlink anything */
+	assert_int_equal(fstatat(f->dfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(afile_write(&a, "x", 1), -EBADF);
+	assert_int_equal(afile_commit(&a, 0644, NULL), -EBADF);
+}
+
+static void test_abort_keeps_old(void **state)
+{
+	struct fx *f = *state;
+	struct afile a;
+	size_t len;
+	char *b;
+
+	put(f->dfd, "keep", "precious");
+	assert_int_equal(afile_open(&a, f->dfd, "keep", 100, NULL), 0);
+	assert_int_equal(afile_write(&a, "garbage", 7), 0);
+	afile_abort(&a);
+	afile_abort(&a);
+	assert_int_equal(count_temps(f->dfd), 0);
+	b = slurp(f->dfd, "keep", &len);
+	assert_string_equal(b, "precious");
+	free(b);
+
+	/* A new file that is aborted leaves nothing at all. */
+	assert_int_equal(afile_open(&a, f->dfd, "never", 0, NULL), 0);
+	afile_abort(&a);
+	assert_int_equal(faccessat(f->dfd, "never", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(count_temps(f->dfd), 0);
+}
+
+static void test_sparse_skip(void **state)
+{
+	struct fx *f = *state;
+	const off_t hole = (off_t)64 << 20;
+	struct writer_opts o;
+	struct afile a;
+	struct stat st;
+	char blk[4096];
+	int fd;
+
+	writer_opts_default(&o);
+	o.flush_behind = 1 << 20;
+	memset(blk, 'S', sizeof blk);
+	assert_int_equal(afile_open(&a, f->dfd, "sparse", 0, &o), 0);
+	assert_int_equal(afile_write(&a, blk, sizeof blk), 0);
+	assert_int_equal(afile_skip(&a, hole), 0);
+	assert_int_equal(afile_write(&a, blk, sizeof blk), 0);
+	assert_int_equal(afile_skip(&a, hole), 0);   /* a trailing hole */
+	assert_int_equal(afile_skip(&a, 0), 0);
+	assert_int_equal(afile_skip(&a, -1), -EINVAL);
+	assert_int_equal(afile_commit(&a, 0644, NULL), 0);
+	assert_int_equal(fstatat(f->dfd, "sparse", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_size, 2 * hole + 2 * (off_t)sizeof blk);
+	assert_true((intmax_t)st.st_blocks * 512 < (intmax_t)1 << 20);
+	fd = openat(f->dfd, "sparse", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, blk, 4, (off_t)sizeof blk + hole), 4);
+	assert_memory_equal(blk, "SSSS", 4);
+	assert_int_equal(pread(fd, blk, 4, 5000), 4);
+	assert_memory_equal(blk, "\0\0\0\0", 4);
+	close(fd);
+}
+
+/* Many writes of awkward sizes through a small buffer and a small
+ * writeback window, with preallocation; the bytes must come out exact. */
+static void test_big_buffered(void **state)
+{
+	struct fx *f = *state;
+	const size_t total = 24u << 20;
+	struct writer_opts o = { .buf_size = 64 << 10, .flush_behind = 256 << 10 };
+	uint8_t *src, *back;
+	struct afile a;
+	struct stat st;
+	size_t off = 0, step = 1;
+	int fd;
+
+	src = malloc(total);
+	back = malloc(total);
+	assert_non_null(src);
+	assert_non_null(back);
+	for (size_t i = 0; i < total; i++)
+		src[i] = (uint8_t)(i * 2654435761u >> 13);
+	assert_int_equal(afile_open(&a, f->dfd, "big", (off_t)total + 12345, &o), 0);
+	while (off < total) {
+		/* 1 byte up to ~300 KiB: below, at and above the buffer size */
+		size_t n = (step * 7919) % (300 << 10) + 1;
+		if (n > total - off)
+			n = total - off;
+		assert_int_equal(afile_write(&a, src + off, n), 0);
+		off += n;
+		step++;
+	}
+	assert_true(a.synced > 0);            /* writeback ran behind */
+	assert_true(a.dropped > 0);           /* and the cache was dropped */
+	assert_true(a.synced <= a.pos);
+	assert_int_equal(afile_commit(&a, 0600, NULL), 0);
+	assert_int_equal(fstatat(f->dfd, "big", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_size, (off_t)total);   /* preallocation trimmed */
+	fd = openat(f->dfd, "big", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, back, total, 0), (ssize_t)total);
+	close(fd);
+	assert_memory_equal(src, back, total);
+	free(src);
+	free(back);
+
+	/* fsync_each path */
+	o.fsync_each = 1;
+	assert_int_equal(afile_open(&a, f->dfd, "synced", 0, &o), 0);
+	assert_int_equal(afile_write(&a, "durable", 7), 0);
+	assert_int_equal(afile_commit(&a, 0644, NULL), 0);
+	assert_int_equal(fs_syncfs(f->dfd), 0);      /* O_PATH fd */
+	assert_int_equal(fs_syncfs(f->odfd), 0);     /* O_RDONLY fd */
+}
+
+/* The final name is a symlink pointing outside: commit replaces the link
+ * itself and never writes through it. */
+static void test_commit_over_symlink(void **state)
+{
+	struct fx *f = *state;
+	struct afile a;
+	struct stat st;
+	size_t len;
+	char *b;
+
+	put(f->odfd, "target", "outside, untouched");
+	assert_int_equal(symlinkat("../outside/target", f->dfd, "link"), 0);
+	assert_int_equal(afile_open(&a, f->dfd, "link", 0, NULL), 0);
+	assert_int_equal(afile_write(&a, "replaced", 8), 0);
+	assert_int_equal(afile_commit(&a, 0644, NULL), 0);
+	assert_int_equal(fstatat(f->dfd, "link", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISREG(st.st_mode));
+	b = slurp(f->dfd, "link", &len);
+	assert_string_equal(b, "replaced");
+	free(b);
+	b = slurp(f->odfd, "target", &len);
+	assert_string_equal(b, "outside, untouched");
+	free(b);
+
+	/* A dangling link to a would-be file outside: nothing appears there. */
+	assert_int_equal(symlinkat("../outside/newfile", f->dfd, "dangling"), 0);
+	assert_int_equal(afile_open(&a, f->dfd, "dangling", 10, NULL), 0);
+	assert_int_equal(afile_write(&a, "x", 1), 0);
+	assert_int_equal(afile_commit(&a, 0644, NULL), 0);
+	assert_int_equal(faccessat(f->odfd, "newfile", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+}
+
+static void test_commit_over_directory_fails(void **state)
+{
+	struct fx *f = *state;
+	struct afile a;
+
+	assert_int_equal(mkdirat(f->dfd, "adir", 0755), 0);
+	assert_int_equal(afile_open(&a, f->dfd, "adir", 0, NULL), 0);
+	assert_int_equal(afile_write(&a, "x", 1), 0);
+	assert_true(afile_commit(&a, 0644, NULL) < 0);
+	assert_non_null(strstr(err_msg(), "\"adir\""));
+	assert_int_equal(count_temps(f->dfd), 0);
+	afile_abort(&a);
+}
+
+static void test_names(void **state)
+{
+	struct fx *f = *state;
+	static const char *const bad[] = { "", ".", "..", "a/b", "/x" };
+	char longname[256];
+	struct afile a;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(afile_open(&a, f->dfd, bad[i], 0, NULL), -EINVAL);
+		afile_abort(&a);   /* safe after a failed open */
+	}
+	memset(longname, 'L', 255);
+	longname[255] = '\0';
+	assert_int_equal(afile_open(&a, f->dfd, longname, 0, NULL), 0);
+	assert_true(strlen(a.tmp) <= 255);
+	assert_int_equal(afile_write(&a, "y", 1), 0);
+	assert_int_equal(afile_commit(&a, 0644, NULL), 0);
+	assert_int_equal(faccessat(f->dfd, longname, F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(count_temps(f->dfd), 0);
+}
+
+static void test_clean_stale(void **state)
+{
+	struct fx *f = *state;
+	struct timespec old[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
+	struct afile a;
+	int rfd;
+
+	put(f->dfd, ".ferry-AAAAAA.old", "stale");
+	assert_int_equal(utimensat(f->dfd, ".ferry-AAAAAA.old", old, 0), 0);
+	put(f->dfd, ".ferry-BBBBBB.fresh", "in use");
+	put(f->dfd, "regular", "keep");
+	assert_int_equal(utimensat(f->dfd, "regular", old, 0), 0);
+	assert_int_equal(mkdirat(f->dfd, ".ferry-dir", 0755), 0);
+	assert_int_equal(utimensat(f->dfd, ".ferry-dir", old, 0), 0);
+	assert_int_equal(afile_open(&a, f->dfd, "open", 0, NULL), 0);
+
+	assert_int_equal(afile_clean_stale(f->dfd, 3600), 1);
+	assert_int_equal(faccessat(f->dfd, ".ferry-AAAAAA.old", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(faccessat(f->dfd, ".ferry-BBBBBB.fresh", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(faccessat(f->dfd, "regular", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(faccessat(f->dfd, ".ferry-dir", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(faccessat(f->dfd, a.tmp, F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	afile_abort(&a);
+	rfd = openat(f->dfd, ".", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(afile_clean_stale(rfd, 0), 1);   /* the fresh one now */
+	close(rfd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_commit_content_mode_mtime, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_keeps_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sparse_skip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_big_buffered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_over_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_over_directory_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fs/dirlist.h"
+#include "fs/meta.h"
+#include "util/err.h"
+
+struct fx {
+	char top[64];
+	int dfd;   /* top/mod */
+	int odfd;  /* top/outside */
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof *f);
+	int tfd;
+
+	if (!f)
+		return -1;
+	snprintf(f->top, sizeof f->top, "/tmp/ferry-meta-XXXXXX");
+	if (!mkdtemp(f->top))
+		return -1;
+	tfd = open(f->top, O_PATH | O_DIRECTORY);
+	if (tfd < 0 || mkdirat(tfd, "mod", 0755) || mkdirat(tfd, "outside", 0755))
+		return -1;
+	f->dfd = openat(tfd, "mod", O_PATH | O_DIRECTORY);
+	f->odfd = openat(tfd, "outside", O_PATH | O_DIRECTORY);
+	close(tfd);
+	*state = f;
+	return f->dfd < 0 || f->odfd < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	int fd = open("/tmp", O_PATH | O_DIRECTORY);
+
+	close(f->dfd);
+	close(f->odfd);
+	fs_remove_tree(fd, f->top + strlen("/tmp/"));
+	close(fd);
+	free(f);
+	return 0;
+}
+
+static void touch(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static size_t count(int dfd)
+{
+	struct dirlist l;
+	size_t n;
+
+	assert_int_equal(dirlist_read(dfd, &l), 0);
+	n = l.n;
+	dirlist_free(&l);
+	return n;
+}
+
+static void test_tmp_name(void **state)
+{
+	char a[256], b[256], longname[300];
+
+	(void)state;
+	assert_int_equal(fs_tmp_name(a, "photo.jpg"), 0);
+	assert_int_equal(fs_tmp_name(b, "photo.jpg"), 0);
+	assert_int_equal(strlen(a), strlen(".ferry-XXXXXX.photo.jpg"));
+	assert_int_equal(strncmp(a, ".ferry-", 7), 0);
+	assert_string_equal(a + 13, ".photo.jpg");
+	assert_string_not_equal(a, b);
+	memset(longname, 'x', 255);
+	longname[255] = '\0';
+	assert_int_equal(fs_tmp_name(a, longname), 0);
+	assert_int_equal(strlen(a), 255);
+	longname[256] = '\0';
+	longname[255] = 'x';
+	assert_int_equal(fs_tmp_name(a, longname), -EINVAL);
+	assert_int_equal(fs_tmp_name(a, "a/b"), -EINVAL);
+	assert_int_equal(fs_tmp_name(a, ".."), -EINVAL);
+}
+
+static void test_set_meta(void **state)
+{
+	struct fx *f = *state;
+	struct timespec mt = { .tv_sec = 1600000000, .tv_nsec = 987654321 };
+	struct stat st, tst;
+
+	touch(f->dfd, "file");
+	assert_int_equal(mkdirat(f->dfd, "dir", 0755), 0);
+	assert_int_equal(fs_set_meta(f->dfd, "file", 0600, &mt), 0);
+	assert_int_equal(fstatat(f->dfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_mtim.tv_sec, mt.tv_sec);
+	assert_int_equal(st.st_mtim.tv_nsec, mt.tv_nsec);
+	assert_int_equal(fs_set_meta(f->dfd, "dir", 0711, NULL), 0);
+	assert_int_equal(fstatat(f->dfd, "dir", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_mode & 07777, 0711);
+
+	/* A symlink to a file outside: the link gets the mtime, the target
+	 * keeps its mode and mtime. */
+	touch(f->odfd, "target");
+	assert_int_equal(fchmodat(f->odfd, "target", 0644, 0), 0);
+	assert_int_equal(fstatat(f->odfd, "target", &tst, 0), 0);
+	assert_int_equal(symlinkat("../outside/target", f->dfd, "link"), 0);
+	assert_int_equal(fs_set_meta(f->dfd, "link", 0777 | 04000, &mt), 0);
+	assert_int_equal(fstatat(f->dfd, "link", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(st.st_mtim.tv_sec, mt.tv_sec);
+	assert_int_equal(fstatat(f->odfd, "target", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mtim.tv_sec, tst.st_mtim.tv_sec);
+	assert_int_equal(st.st_mtim.tv_nsec, tst.st_mtim.tv_nsec);
+
+	assert_int_equal(fs_set_meta(f->dfd, "missing", 0644, NULL), -ENOENT);
+	assert_non_null(strstr(err_msg(), "\"missing\""));
+}
+
+static void test_symlink_atomic(void **state)
+{
+	struct fx *f = *state;
+	struct timespec mt = { .tv_sec = 1500000000, .tv_nsec = 5 };
+	struct stat st;
+	char buf[64];
+	ssize_t n;
+
+	assert_int_equal(fs_symlink_atomic(f->dfd, "l", "first", NULL), 0);
+	n = readlinkat(f->dfd, "l", buf, sizeof buf);
+	assert_int_equal(n, 5);
+	assert_memory_equal(buf, "first", 5);
+	/* replaces an existing link, and a regular file */
+	assert_int_equal(fs_symlink_atomic(f->dfd, "l", "second/target", &mt), 0);
+	n = readlinkat(f->dfd, "l", buf, sizeof buf);
+	assert_int_equal(n, 13);
+	assert_int_equal(fstatat(f->dfd, "l", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_mtim.tv_sec, mt.tv_sec);
+	assert_int_equal(st.st_mtim.tv_nsec, mt.tv_nsec);
+	touch(f->dfd, "wasfile");
+	assert_int_equal(fs_symlink_atomic(f->dfd, "wasfile", "x", NULL), 0);
+	assert_int_equal(fstatat(f->dfd, "wasfile", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* never a directory: refused, and no temporary left behind */
+	assert_int_equal(mkdirat(f->dfd, "dir", 0755), 0);
+	assert_true(fs_symlink_atomic(f->dfd, "dir", "x", NULL) < 0);
+	assert_int_equal(fstatat(f->dfd, "dir", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(count(f->dfd), 3);   /* l, wasfile, dir */
+	assert_int_equal(fs_symlink_atomic(f->dfd, "a/b", "x", NULL), -EINVAL);
+}
+
+static void test_remove_tree(void **state)
+{
+	struct fx *f = *state;
+	int d;
+
+	/* mod/tree/{a/{f1,b/f2,b/c/}, lnk -> ../../outside, abs -> /outside} */
+	assert_int_equal(mkdirat(f->dfd, "tree", 0755), 0);
+	d = openat(f->dfd, "tree", O_PATH | O_DIRECTORY);
+	assert_true(d >= 0);
+	assert_int_equal(mkdirat(d, "a", 0755), 0);
+	assert_int_equal(mkdirat(d, "a/b", 0755), 0);
+	assert_int_equal(mkdirat(d, "a/b/c", 0500), 0);   /* still removable: we own the parent */
+	touch(d, "a/f1");
+	touch(d, "a/b/f2");
+	assert_int_equal(symlinkat("../../outside", d, "lnk"), 0);
+	assert_int_equal(symlinkat("../../outside", d, "a/lnk2"), 0);
+	close(d);
+	touch(f->odfd, "precious");
+	assert_int_equal(mkdirat(f->odfd, "sub", 0755), 0);
+	touch(f->odfd, "sub/precious2");
+
+	assert_int_equal(fs_remove_tree(f->dfd, "tree"), 0);
+	assert_int_equal(count(f->dfd), 0);
+	assert_int_equal(faccessat(f->odfd, "precious", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(faccessat(f->odfd, "sub/precious2", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+
+	/* A symlink to a directory outside, given as the top name itself. */
+	assert_int_equal(symlinkat("../outside", f->dfd, "toplink"), 0);
+	assert_int_equal(fs_remove_tree(f->dfd, "toplink"), 0);
+	assert_int_equal(count(f->dfd), 0);
+	assert_int_equal(count(f->odfd), 2);
+	/* a plain file, a missing name, a bad name */
+	touch(f->dfd, "plain");
+	assert_int_equal(fs_remove_tree(f->dfd, "plain"), 0);
+	assert_int_equal(fs_remove_tree(f->dfd, "plain"), 0);
+	assert_int_equal(fs_remove_tree(f->dfd, ".."), -EINVAL);
+	assert_int_equal(fs_remove_tree(f->dfd, "a/b"), -EINVAL);
+	assert_int_equal(count(f->odfd), 2);
+}
+
+/* Deeper than the number of fds it may keep, with a low fd limit. */
+static void test_remove_deep_tree(void **state)
+{
+	struct fx *f = *state;
+	struct rlimit old, lim;
+	int d = dup(f->dfd);
+	const int depth = 200;
+
+	assert_true(d >= 0);
+	for (int i = 0; i < depth; i++) {
+		char name[16];
+		int nd;
+		snprintf(name, sizeof name, "d%d", i);
+		assert_int_equal(mkdirat(d, name, 0755), 0);
+		touch(d, "file");
+		assert_int_equal(symlinkat("/", d, "rootlink"), 0);
+		nd = openat(d, name, O_PATH | O_DIRECTORY);
+		assert_true(nd >= 0);
+		close(d);
+		d = nd;
+	}
+	close(d);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	assert_int_equal(fs_remove_tree(f->dfd, "d0"), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(faccessat(f->dfd, "d0", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(count(f->dfd), 2);   /* the top level's file and rootlink */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tmp_name),
+		cmocka_unit_test_setup_teardown(test_set_meta, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_atomic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_deep_tree, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
