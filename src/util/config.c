@@ -133,9 +133,10 @@ int parse_rate(const char *s, uint64_t *bytes_per_sec)
 	};
 	const char *p = s;
 	uint64_t ip = 0, frac = 0, scale = 1, mult = 0, v;
-	int digits = 0;
+	int digits = 0, nonzero = 0;
 
 	while (*p >= '0' && *p <= '9') {
+		nonzero |= *p != '0';
 		if (ip > (UINT64_MAX - 9) / 10)
 			goto range;
 		ip = ip * 10 + (uint64_t)(*p++ - '0');
@@ -144,6 +145,7 @@ int parse_rate(const char *s, uint64_t *bytes_per_sec)
 	if (*p == '.') {
 		p++;
 		while (*p >= '0' && *p <= '9') {
+			nonzero |= *p != '0';
 			if (scale < 1000000000ull) {   /* 9 digits are plenty */
 				frac = frac * 10 + (uint64_t)(*p - '0');
 				scale *= 10;
@@ -169,7 +171,7 @@ int parse_rate(const char *s, uint64_t *bytes_per_sec)
 	if (v > UINT64_MAX - frac * mult / scale)
 		goto range;
 	v += frac * mult / scale;
-	if (v == 0 && (ip || frac))
+	if (v == 0 && nonzero)
 		v = 1;   /* a tiny limit is still a limit, not "unlimited" */
 	*bytes_per_sec = v;
 	return 0;
