@@ -1,0 +1,582 @@
+#!/usr/bin/env bash
+# bench/run.sh -- ferry against today's file-transfer tools, measured in the same run.
+#
+#   sudo bench/run.sh            full run (W1 = 1 GiB, W2 = 10,000 files, 3 rounds)
+#   sudo bench/run.sh --smoke    tiny sizes, 1 round, every tool; fails unless every run
+#                                passed verification and the table was produced (CI)
+#
+# Prints one markdown table and the issue's target checks; writes bench/out/<UTC time>/
+# (results.csv, summary.md, env.txt, logs). Exit status 1 if any run failed.
+# docs/BENCHMARKS.md explains every column and how CPU and memory are measured.
+#
+# Workloads (tmpfs to tmpfs, every copy verified with cmp / diff -r):
+#   W1  one W1_MB MiB file of random bytes, push and pull
+#   W2  W2_FILES files of 1-16 KiB in W2_DIRS dirs, push and pull
+#   W3  W1 with 1 MiB in the middle changed, destination holds the old W1 (delta push)
+#   W4  W2 pushed again, nothing changed (no-op re-sync)
+#   slow CPU: push of SLOW_MB MiB, server pinned to one core under a CFS quota (20 %)
+#   W5  "virtual router": W5_MB MiB push and pull to a server in its own network namespace
+#       behind a veth shaped with tbf (100 Mbit), in a cgroup with a few % of one core and
+#       W5_MEM_MB of memory
+# Tools (TOOLS): ferry-enc (--protection encrypt, default cipher), ferry-chacha (encrypt,
+#   --cipher chachapoly), ferry-int (integrity), ferry-none (none); peers: rsyncd (rsync
+#   daemon), rsync-ssh (rsync over OpenSSH, default cipher), rsync-ssh-aesgcm, scp (OpenSSH,
+#   SFTP protocol), rsync-dropbear (OpenSSH client -> dropbear), ftp (vsftpd; curl for W1,
+#   lftp mirror for W2/W4); iperf3 as the TCP ceiling.
+#
+# Knobs (environment), defaults in brackets:
+#   ROUNDS [3]  W1_MB [1024]  W2_FILES [10000]  W2_DIRS [100]  IPERF_SECS [5]
+#   TOOLS [all above]  FERRY [build/ferry; built with make build if missing]  NO_FERRY=1
+#   SLOW [1]  SLOW_MB [256]  SLOW_QUOTA_US [2000]  SLOW_PERIOD_US [10000]  SLOW_CPU [1]
+#   SLOW_TOOLS [ferry-enc ferry-chacha rsyncd rsync-ssh scp]
+#   W5 [1]  W5_MB [64]  W5_RATE [100mbit]  W5_QUOTA_US [2000]  W5_PERIOD_US [50000] (= 4 %)
+#   W5_MEM_MB [128]  W5_TOOLS [ferry-enc ferry-chacha rsyncd scp rsync-dropbear]
+#   W5_DIRS [W1push W1pull]
+#   W5 hooks for an emulated router build (e.g. mipsel, see bench/insns.sh):
+#   W5_WRAP="qemu-mipsel -L SYSROOT" prefixes the W5 servers of ferry / rsyncd / dropbear;
+#   W5_FERRY, W5_RSYNC, W5_DROPBEAR name the binaries to run under it.
+#   PORT_BASE [61000]  CLIENT_TIMEOUT [600]  OUTDIR [bench/out/<time>]  NO_INSTALL=1
+#
+# Isolation: the script re-executes itself in private network + mount namespaces (own lo,
+# own port reservations, a tmpfs that vanishes with it). sshd gets a tmpfs /run, dropbear a
+# tmpfs /root holding only the bench key; keys and configs live in a mktemp dir. It never
+# touches ~/.ssh, the system's ssh config or /etc (beyond installing missing Debian
+# packages), and removes its cgroups, namespaces and processes on exit.
+set -uo pipefail
+umask 022
+export LC_ALL=C
+
+BENCH=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$BENCH")
+SMOKE=0
+case ${1:-} in
+  --smoke) SMOKE=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "usage: $0 [--smoke]" >&2; exit 2 ;;
+esac
+if [ "$SMOKE" = 1 ]; then   # small defaults; still every tool and every section
+  : "${ROUNDS:=1}" "${W1_MB:=8}" "${W2_FILES:=300}" "${W2_DIRS:=10}" "${IPERF_SECS:=1}"
+  : "${SLOW_MB:=8}" "${W5_MB:=4}"
+fi
+ROUNDS=${ROUNDS:-3}
+W1_MB=${W1_MB:-1024}
+W2_FILES=${W2_FILES:-10000}
+W2_DIRS=${W2_DIRS:-100}
+IPERF_SECS=${IPERF_SECS:-5}
+SLOW=${SLOW:-1}
+SLOW_MB=${SLOW_MB:-256}
+SLOW_QUOTA_US=${SLOW_QUOTA_US:-2000}
+SLOW_PERIOD_US=${SLOW_PERIOD_US:-10000}
+SLOW_CPU=${SLOW_CPU:-1}
+W5=${W5:-1}
+W5_MB=${W5_MB:-64}
+W5_RATE=${W5_RATE:-100mbit}
+W5_QUOTA_US=${W5_QUOTA_US:-2000}
+W5_PERIOD_US=${W5_PERIOD_US:-50000}
+W5_MEM_MB=${W5_MEM_MB:-128}
+W5_DIRS=${W5_DIRS:-"W1push W1pull"}
+W5_WRAP=${W5_WRAP:-}
+PORT_BASE=${PORT_BASE:-61000}
+CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-600}
+NO_FERRY=${NO_FERRY:-0}
+FERRY_TOOLS="ferry-enc ferry-chacha ferry-int ferry-none"
+TOOLS=${TOOLS:-"$FERRY_TOOLS rsyncd rsync-ssh rsync-ssh-aesgcm scp rsync-dropbear ftp"}
+SLOW_TOOLS=${SLOW_TOOLS:-"ferry-enc ferry-chacha rsyncd rsync-ssh scp"}
+W5_TOOLS=${W5_TOOLS:-"ferry-enc ferry-chacha rsyncd scp rsync-dropbear"}
+if [ "$NO_FERRY" = 1 ]; then
+  drop_ferry() { local t o=""; for t in $1; do case $t in ferry-*) ;; *) o+="$t ";; esac; done; echo "$o"; }
+  TOOLS=$(drop_ferry "$TOOLS"); SLOW_TOOLS=$(drop_ferry "$SLOW_TOOLS"); W5_TOOLS=$(drop_ferry "$W5_TOOLS")
+fi
+PY=/usr/bin/python3
+LIB=$BENCH/benchlib.py
+
+P_FTP=$((PORT_BASE + 21)); P_SSH=$((PORT_BASE + 22)); P_DB=$((PORT_BASE + 23))
+P_IPERF=$((PORT_BASE + 52)); P_RSYNC=$((PORT_BASE + 73)); P_FERRY=$((PORT_BASE + 80))
+P_PASV_MIN=$((PORT_BASE + 100)); P_PASV_MAX=$((PORT_BASE + 199))
+
+log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (sudo $0): servers, namespaces and cgroups need it"
+
+# ---------------------------------------------------------------- outside the namespaces
+if [ -z "${FB_IN_NS:-}" ]; then
+  # 1. peers from Debian packages (program -> package)
+  missing=""
+  for pair in rsync:rsync /usr/sbin/sshd:openssh-server ssh:openssh-client \
+              /usr/lib/openssh/sftp-server:openssh-sftp-server /usr/sbin/dropbear:dropbear-bin \
+              dropbearkey:dropbear-bin /usr/sbin/vsftpd:vsftpd curl:curl lftp:lftp iperf3:iperf3 \
+              /usr/bin/time:time ip:iproute2 tc:iproute2 nsenter:util-linux unshare:util-linux \
+              $PY:python3 openssl:openssl; do
+    b=${pair%%:*}
+    command -v "$b" >/dev/null 2>&1 || [ -x "$b" ] || case " $missing " in
+      *" ${pair#*:} "*) ;; *) missing+=" ${pair#*:}" ;; esac
+  done
+  if [ -n "$missing" ]; then
+    [ "${NO_INSTALL:-0}" = 1 ] && die "missing packages:$missing (NO_INSTALL=1)"
+    log "installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null && \
+      apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 $missing >/dev/null \
+      || die "apt-get install$missing failed"
+  fi
+  # 2. ferry
+  if [ "$NO_FERRY" != 1 ]; then
+    if [ -z "${FERRY:-}" ]; then
+      FERRY=$REPO/build/ferry
+      if [ ! -x "$FERRY" ]; then
+        log "building ferry (make build, else cmake Release)"
+        { [ -f "$REPO/Makefile" ] && make -C "$REPO" build; } >&2 ||
+          { cmake -S "$REPO" -B "$REPO/build" -DCMAKE_BUILD_TYPE=Release &&
+            cmake --build "$REPO/build" -j"$(nproc)"; } >&2
+      fi
+    fi
+    FERRY=$(realpath "$FERRY" 2>/dev/null) && [ -x "$FERRY" ] ||
+      die "no ferry binary (set FERRY=path, or NO_FERRY=1 to measure the peers only)"
+    "$FERRY" version >/dev/null 2>&1 || die "$FERRY version failed"
+    export FERRY
+  fi
+  export FB_IN_NS=1
+  exec unshare --net --mount --propagation private "$0" "$@"
+fi
+
+# ---------------------------------------------------------------- inside the namespaces
+ip link set lo up
+echo "$P_FTP,$P_SSH,$P_DB,$P_IPERF,$P_RSYNC,$P_FERRY,$P_PASV_MIN-$P_PASV_MAX" \
+  > /proc/sys/net/ipv4/ip_local_reserved_ports    # this netns only: no client port collides
+HZ=$(getconf CLK_TCK)
+OUTDIR=${OUTDIR:-$BENCH/out/$([ "$SMOKE" = 1 ] && echo smoke-)$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUTDIR"
+T=$(mktemp -d /tmp/ferry-bench.XXXXXX)
+chmod 755 "$T"
+D=$T/data                        # tmpfs: src/ (sources), srv/TOOL (server side), cli/TOOL
+S=$D/src
+CSV=$OUTDIR/results.csv
+EXPECT=$OUTDIR/expect.txt
+CLOG=$OUTDIR/client.log
+SRV_PID="" SAMP_PID="" VR_HOLD="" CG_DIRS=()
+
+cleanup() {
+  set +e
+  [ -n "$SAMP_PID" ] && kill -TERM "$SAMP_PID" 2>/dev/null && wait "$SAMP_PID"
+  [ -n "$SRV_PID" ] && kill -TERM "$SRV_PID" 2>/dev/null && wait "$SRV_PID"
+  [ -n "$VR_HOLD" ] && kill -KILL "$VR_HOLD" 2>/dev/null && wait "$VR_HOLD"
+  local c; for c in "${CG_DIRS[@]}"; do [ -d "$c" ] && rmdir "$c"; done
+  mountpoint -q "$D" && umount "$D"
+  rm -rf "$T"
+} 2>/dev/null
+trap cleanup EXIT
+trap 'log interrupted; exit 130' INT TERM
+
+mkdir -p "$D"
+mount -t tmpfs -o size=$((W1_MB * 4 + W5_MB * 2 + 2048))m,mode=755 ferrybench "$D" ||
+  die "cannot mount a tmpfs on $D"
+mkdir -p "$S/w2" "$S/w3" "$D/srv" "$D/cli" "$T/vsftpd-empty" "$T/ferry-home"
+export FERRY_HOME=$T/ferry-home
+
+{
+  echo "date_utc: $(date -u '+%F %T')"
+  echo "host: $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc)," \
+       "$(free -g | awk '/Mem:/{print $2}') GiB, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "ferry: ${FERRY:-skipped} $([ -n "${FERRY:-}" ] && "$FERRY" version 2>&1 | head -1)"
+  echo "ferry git: $(git -C "$REPO" describe --always --dirty 2>/dev/null)"
+  echo "rsync: $(rsync --version | head -1)"
+  echo "openssh: $(ssh -V 2>&1)"
+  echo "dropbear: $(/usr/sbin/dropbear -V 2>&1 | head -1)"
+  echo "vsftpd: $(dpkg-query -W -f='${Version}' vsftpd 2>/dev/null)  curl: $(curl --version | head -1)"
+  echo "lftp: $(lftp --version | head -1)  iperf3: $(iperf3 --version | head -1)"
+  echo "openssl: $(openssl version)"
+  echo "knobs: ROUNDS=$ROUNDS W1_MB=$W1_MB W2_FILES=$W2_FILES W2_DIRS=$W2_DIRS SLOW=$SLOW" \
+       "SLOW_MB=$SLOW_MB SLOW_QUOTA_US=$SLOW_QUOTA_US SLOW_PERIOD_US=$SLOW_PERIOD_US" \
+       "W5=$W5 W5_MB=$W5_MB W5_RATE=$W5_RATE W5_QUOTA_US=$W5_QUOTA_US W5_PERIOD_US=$W5_PERIOD_US" \
+       "W5_MEM_MB=$W5_MEM_MB W5_WRAP='$W5_WRAP' TOOLS='$TOOLS'"
+} > "$OUTDIR/env.txt"
+printf 'SLOW_MB=%s\nW5_MB=%s\n' "$SLOW_MB" "$W5_MB" > "$OUTDIR/meta.txt"
+
+# ---------------------------------------------------------------- keys (fresh each run)
+K=$T/keys; mkdir -m 700 "$K"
+ssh-keygen -q -t ed25519 -N '' -C bench-client -f "$K/id"
+ssh-keygen -q -t ed25519 -N '' -C bench-sshd -f "$K/sshd_host"
+dropbearkey -t ed25519 -f "$K/dropbear_host" >/dev/null 2>&1
+cp "$K/id.pub" "$K/authorized_keys"
+{ echo "bench-sshd $(cut -d' ' -f1,2 "$K/sshd_host.pub")"
+  echo "bench-dropbear $(dropbearkey -y -f "$K/dropbear_host" | grep '^ssh-' | cut -d' ' -f1,2)"
+} > "$K/known_hosts"
+SSHO=(-F /dev/null -i "$K/id" -o IdentitiesOnly=yes -o UserKnownHostsFile="$K/known_hosts"
+      -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o BatchMode=yes
+      -o ControlMaster=no -o ControlPath=none -o LogLevel=ERROR)
+if [ "$NO_FERRY" != 1 ]; then
+  "$FERRY" keygen -f "$K/ferry_id" </dev/null >/dev/null || die "ferry keygen failed"
+  cp "$K/ferry_id.pub" "$K/ferry_authorized_keys"
+fi
+
+# ---------------------------------------------------------------- server configs
+# Two sites: "lo" = 127.0.0.1 in our netns; "vr" = 10.199.0.2 in the router netns (W5).
+for site in lo vr; do
+  h=127.0.0.1; [ $site = vr ] && h=10.199.0.2
+  cat > "$T/sshd-$site.conf" <<EOF
+Port $P_SSH
+ListenAddress $h
+HostKey $K/sshd_host
+PidFile none
+AuthorizedKeysFile $K/authorized_keys
+StrictModes no
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+X11Forwarding no
+AllowTcpForwarding no
+Subsystem sftp /usr/lib/openssh/sftp-server
+LogLevel ERROR
+MaxStartups 100:30:200
+EOF
+  cat > "$T/ferry-$site.conf" <<EOF
+[global]
+listen = $h:$P_FERRY
+max connections = 8
+host key = $K/ferry_host_key
+nice = 0
+[bench]
+path = $D
+read only = no
+authorized keys = $K/ferry_authorized_keys
+protection = none
+EOF
+done
+cat > "$T/rsyncd.conf" <<EOF
+use chroot = yes
+log file = $T/rsyncd.log
+transfer logging = no
+[bench]
+  path = $D
+  read only = no
+  uid = root
+  gid = root
+EOF
+cat > "$T/vsftpd.conf" <<EOF
+listen=YES
+listen_ipv6=NO
+listen_address=127.0.0.1
+listen_port=$P_FTP
+background=NO
+anonymous_enable=YES
+local_enable=NO
+write_enable=YES
+anon_upload_enable=YES
+anon_mkdir_write_enable=YES
+anon_other_write_enable=YES
+anon_world_readable_only=YES
+anon_root=$D
+no_anon_password=YES
+anon_umask=022
+ftp_username=ftp
+pasv_enable=YES
+pasv_address=127.0.0.1
+pasv_min_port=$P_PASV_MIN
+pasv_max_port=$P_PASV_MAX
+connect_from_port_20=NO
+secure_chroot_dir=$T/vsftpd-empty
+seccomp_sandbox=NO
+isolate=NO
+isolate_network=NO
+xferlog_enable=NO
+dirmessage_enable=NO
+max_clients=0
+max_per_ip=0
+tcp_wrappers=NO
+EOF
+
+# ---------------------------------------------------------------- data
+log "generating data in $D"
+openssl rand $((W1_MB * 1048576)) > "$S/w1.bin"
+W2_BYTES=$($PY "$LIB" genw2 "$S/w2" "$W2_FILES" "$W2_DIRS" 42)
+cp "$S/w1.bin" "$S/w3/w1.bin"
+openssl rand 1048576 | dd of="$S/w3/w1.bin" bs=1M seek=$((W1_MB / 2)) conv=notrunc status=none
+touch -d '+1 hour' "$S/w3/w1.bin"       # newer mtime, same size: a delta, not a skip
+[ "$SLOW" = 1 ] && openssl rand $((SLOW_MB * 1048576)) > "$S/w1s.bin"
+[ "$W5" = 1 ] && openssl rand $((W5_MB * 1048576)) > "$S/w5.bin"
+chmod -R a+rX "$S"
+log "W1 $W1_MB MiB, W2 $W2_FILES files / $W2_BYTES B, slow $SLOW_MB MiB, W5 $W5_MB MiB"
+
+# ---------------------------------------------------------------- servers
+# server_cmd TOOL SITE -> SRV_CMD (argv), SRV_PORT; SITE vr runs it in the router netns
+server_cmd() {
+  local tool=$1 site=$2 h=127.0.0.1 pre=() wrap=() fbin=${FERRY:-} rbin=rsync dbin=/usr/sbin/dropbear
+  SRV_CMD=(); SRV_PORT=""
+  if [ "$site" = vr ]; then
+    h=10.199.0.2; pre=(nsenter --net=/proc/$VR_HOLD/ns/net --)
+    if [ -n "$W5_WRAP" ]; then
+      read -ra wrap <<< "$W5_WRAP"
+      fbin=${W5_FERRY:-$fbin}; rbin=${W5_RSYNC:-$(command -v rsync)}; dbin=${W5_DROPBEAR:-$dbin}
+    fi
+  fi
+  case $tool in
+    ferry-*) SRV_PORT=$P_FERRY
+      SRV_CMD=("${pre[@]}" "${wrap[@]}" "$fbin" serve --config "$T/ferry-$site.conf") ;;
+    rsyncd) SRV_PORT=$P_RSYNC
+      SRV_CMD=("${pre[@]}" "${wrap[@]}" "$rbin" --daemon --no-detach --config="$T/rsyncd.conf"
+               --address="$h" --port="$P_RSYNC") ;;
+    rsync-ssh*|scp) SRV_PORT=$P_SSH    # private mount ns with a tmpfs /run for /run/sshd
+      SRV_CMD=("${pre[@]}" unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m fb /run &&
+        mkdir -m 755 /run/sshd && exec /usr/sbin/sshd -D -e -f "$1"' sh "$T/sshd-$site.conf") ;;
+    rsync-dropbear) SRV_PORT=$P_DB     # private mount ns: tmpfs /root holding only our key
+      SRV_CMD=("${pre[@]}" unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=700,size=1m fb /root &&
+        mkdir -m 700 /root/.ssh && cp "$1" /root/.ssh/authorized_keys && shift &&
+        exec "$@"' sh "$K/authorized_keys" "${wrap[@]}" "$dbin" -F -E -s -p "$h:$P_DB"
+        -r "$K/dropbear_host" -P "$T/dropbear.pid") ;;
+    ftp) SRV_PORT=$P_FTP; SRV_CMD=(/usr/sbin/vsftpd "$T/vsftpd.conf") ;;
+    iperf3) SRV_PORT=$P_IPERF; SRV_CMD=("${pre[@]}" iperf3 -s -1 -B "$h" -p "$P_IPERF") ;;
+    *) return 1 ;;
+  esac
+}
+
+start_server() {  # start_server TOOL SECTION
+  local site=lo extra=() nspid=$$ c
+  case $2 in
+    slow) extra=(--cpus "$SLOW_CPU" --cgroup "$CG_SLOW/cgroup.procs") ;;
+    vr) site=vr; nspid=$VR_HOLD; extra=(--cpus "$SLOW_CPU")
+        for c in "${CG_VR[@]}"; do extra+=(--cgroup "$c/cgroup.procs"); done ;;
+  esac
+  server_cmd "$1" "$site" || return 1
+  SRV_RU=$T/srv-rusage.json; rm -f "$SRV_RU"
+  $PY "$LIB" serve "$SRV_RU" "${extra[@]}" -- "${SRV_CMD[@]}" >>"$OUTDIR/server-$1.log" 2>&1 &
+  SRV_PID=$!
+  $PY "$LIB" waitport "$nspid" "$SRV_PORT" 15 2>>"$OUTDIR/server-$1.log" && return 0
+  log "server $1 did not start (see $OUTDIR/server-$1.log)"; stop_server; return 1
+}
+
+stop_server() {
+  [ -n "$SRV_PID" ] || return 0
+  kill -TERM "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=""
+}
+
+# ---------------------------------------------------------------- clients
+# client_cmd TOOL WL SITE -> CMD (argv), empty when the tool has no such mode
+client_cmd() {
+  local tool=$1 wl=$2 h=127.0.0.1 sd=srv/$1 cd=$D/cli/$1 f=$SRCF u e=() o=()
+  [ "$3" = vr ] && h=10.199.0.2
+  CMD=()
+  case $tool in
+    ferry-*)
+      u=ferry://$h:$P_FERRY/bench
+      o=(-q -i "$K/ferry_id" --known-hosts "$K/ferry_known_hosts" --accept-new)
+      case $tool in
+        ferry-enc) o+=(--protection encrypt) ;;
+        ferry-chacha) o+=(--protection encrypt --cipher chachapoly) ;;
+        ferry-int) o+=(--protection integrity) ;;
+        ferry-none) o+=(--protection none) ;;
+      esac
+      case $wl in
+        W1push) CMD=("$FERRY" push "${o[@]}" "$S/$f" "$u/$sd/") ;;
+        W1pull) CMD=("$FERRY" pull "${o[@]}" "$u/src/$f" "$cd/") ;;
+        W2push|W4push) CMD=("$FERRY" push "${o[@]}" "$S/w2/" "$u/$sd/w2/") ;;
+        W2pull) CMD=("$FERRY" pull "${o[@]}" "$u/src/w2/" "$cd/w2/") ;;
+        W3push) CMD=("$FERRY" push "${o[@]}" "$S/w3/w1.bin" "$u/$sd/") ;;
+      esac ;;
+    rsyncd|rsync-ssh|rsync-ssh-aesgcm|rsync-dropbear)
+      local rs=root@$h:$S rd=root@$h:$D/$sd
+      case $tool in
+        rsyncd) rs=rsync://$h:$P_RSYNC/bench/src; rd=rsync://$h:$P_RSYNC/bench/$sd ;;
+        rsync-ssh) e=(-e "ssh ${SSHO[*]} -p $P_SSH -o HostKeyAlias=bench-sshd") ;;
+        rsync-ssh-aesgcm) e=(-e "ssh ${SSHO[*]} -p $P_SSH -o HostKeyAlias=bench-sshd -c aes128-gcm@openssh.com") ;;
+        rsync-dropbear) e=(-e "ssh ${SSHO[*]} -p $P_DB -o HostKeyAlias=bench-dropbear") ;;
+      esac
+      case $wl in
+        W1push) CMD=(rsync -a "${e[@]}" "$S/$f" "$rd/") ;;
+        W1pull) CMD=(rsync -a "${e[@]}" "$rs/$f" "$cd/") ;;
+        W2push|W4push) CMD=(rsync -a "${e[@]}" "$S/w2/" "$rd/w2/") ;;
+        W2pull) CMD=(rsync -a "${e[@]}" "$rs/w2/" "$cd/w2/") ;;
+        W3push) CMD=(rsync -a "${e[@]}" "$S/w3/w1.bin" "$rd/") ;;
+      esac ;;
+    scp)
+      e=(scp -q "${SSHO[@]}" -P "$P_SSH" -o HostKeyAlias=bench-sshd)
+      case $wl in
+        W1push) CMD=("${e[@]}" "$S/$f" "root@$h:$D/$sd/") ;;
+        W1pull) CMD=("${e[@]}" "root@$h:$S/$f" "$cd/") ;;
+        W2push) CMD=("${e[@]}" -r "$S/w2" "root@$h:$D/$sd/") ;;
+        W2pull) CMD=("${e[@]}" -r "root@$h:$S/w2" "$cd/") ;;
+      esac ;;
+    ftp)
+      local lf="set cmd:fail-exit yes; set net:max-retries 1; set net:timeout 30; open -p $P_FTP -u anonymous,x $h"
+      case $wl in
+        W1push) CMD=(curl -sS -T "$S/$f" "ftp://$h:$P_FTP/$sd/") ;;
+        W1pull) CMD=(curl -sS -o "$cd/$f" "ftp://$h:$P_FTP/src/$f") ;;
+        W2push|W4push) CMD=(lftp -c "$lf; mirror -R --no-perms --parallel=1 $S/w2 /$sd/w2") ;;
+        W2pull) CMD=(lftp -c "$lf; mirror --no-perms --parallel=1 /src/w2 $cd/w2") ;;
+      esac ;;
+    iperf3) [ "$wl" = NET ] && CMD=(sh -c "iperf3 -c $h -p $P_IPERF -t $IPERF_SECS -J > $T/iperf.json") ;;
+  esac
+  return 0
+}
+
+prepare() {  # destinations for TOOL WL (not timed)
+  local sd=$D/srv/$1 cd=$D/cli/$1
+  case $2 in
+    W1push|W2push) rm -rf "$sd"; mkdir -p "$sd"; [ "$1" = ftp ] && chown ftp "$sd" ;;
+    W1pull) rm -rf "$cd"; mkdir -p "$cd" ;;
+    W2pull) rm -rf "$cd"; mkdir -p "$cd/w2" ;;
+    W3push) mkdir -p "$sd"; cp -p "$S/w1.bin" "$sd/w1.bin" ;;  # basis = the old version
+  esac
+  return 0
+}
+
+verify() {  # prints ok or FAIL, then removes what later workloads do not need
+  local sd=$D/srv/$1 cd=$D/cli/$1 v=FAIL
+  case $1:$2 in
+    iperf3:NET) [ -s "$T/iperf.json" ] && v=ok ;;
+    *:W1push) cmp -s "$S/$SRCF" "$sd/$SRCF" && v=ok; rm -f "$sd/$SRCF" ;;
+    *:W1pull) cmp -s "$S/$SRCF" "$cd/$SRCF" && v=ok; rm -rf "$cd" ;;
+    *:W2push) diff -rq "$S/w2" "$sd/w2" >/dev/null && v=ok ;;          # kept for W4
+    *:W2pull) diff -rq "$S/w2" "$cd/w2" >/dev/null && v=ok; rm -rf "$cd" ;;
+    *:W3push) cmp -s "$S/w3/w1.bin" "$sd/w1.bin" && v=ok; rm -f "$sd/w1.bin" ;;
+    *:W4push) diff -rq "$S/w2" "$sd/w2" >/dev/null && v=ok; rm -rf "$sd" ;;
+  esac
+  echo $v
+}
+
+echo "round,section,tool,wl,bytes,files,rc,wall_s,cli_cpu_s,cli_maxrss_kb,srv_cpu_s,srv_cpu_total_s,srv_maxrss_kb,srv_pss_kb,wire_bytes,busy_s,other_s,verify" > "$CSV"
+: > "$EXPECT"
+
+run_one() {  # run_one ROUND SECTION TOOL WL
+  local round=$1 sec=$2 tool=$3 wl=$4 site=lo bytes files rc=0 t0 t1
+  case $sec in slow) SRCF=w1s.bin ;; vr) SRCF=w5.bin; site=vr ;; *) SRCF=w1.bin ;; esac
+  client_cmd "$tool" "$wl" "$site"
+  [ ${#CMD[@]} -gt 0 ] || return 0
+  echo "$sec $wl $tool" >> "$EXPECT"
+  case $wl in W2*|W4*) bytes=$W2_BYTES files=$W2_FILES ;; NET) bytes=0 files=0 ;;
+              *) bytes=$(stat -c %s "$S/$SRCF") files=1 ;; esac
+  prepare "$tool" "$wl"
+  if ! start_server "$tool" "$sec"; then
+    echo "$round,$sec,$tool,$wl,$bytes,$files,srvfail,,,,,,,,,,,FAIL" >> "$CSV"; return 0
+  fi
+  local pt pids pbusy pwire qt qbusy qwire pss=0 scpu=0
+  read -r pt pids pbusy pwire < <($PY "$LIB" pre "$SRV_PID")
+  $PY "$LIB" sample "$SRV_PID" "$T/sample.out" & SAMP_PID=$!
+  echo "=== r$round $sec $tool $wl: ${CMD[*]}" >> "$CLOG"
+  t0=$EPOCHREALTIME
+  /usr/bin/time -f '%U %S %M' -o "$T/cli.time" timeout "$CLIENT_TIMEOUT" "${CMD[@]}" \
+    </dev/null >/dev/null 2>>"$CLOG" || rc=$?
+  t1=$EPOCHREALTIME
+  read -r qt qbusy qwire < <($PY "$LIB" post "$SRV_PID" "$pids" 30)
+  kill -TERM "$SAMP_PID"; wait "$SAMP_PID"; SAMP_PID=""
+  read -r pss scpu < "$T/sample.out"
+  stop_server
+  local stot="" srss=""
+  [ -s "$SRV_RU" ] && read -r stot srss < <($PY -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%.3f %d" % (j["cpu_s"], j["maxrss_kb"]))' "$SRV_RU")
+  [ "$tool" = iperf3 ] && [ -s "$T/iperf.json" ] && bytes=$($PY "$LIB" iperfbytes "$T/iperf.json")
+  local cu cs cm; read -r cu cs cm < <(tail -1 "$T/cli.time")
+  local v; v=$(verify "$tool" "$wl")
+  local row wall cli srv busy other
+  row=$(awk -v t0="$t0" -v t1="$t1" -v cu="$cu" -v cs="$cs" -v pt="$pt" -v qt="$qt" -v hz="$HZ" \
+            -v pb="$pbusy" -v qb="$qbusy" -v sc="$scpu" 'BEGIN {
+          wall = t1 - t0; cli = cu + cs; srv = (qt - pt) / hz; busy = (qb - pb) / hz
+          printf "%.4f,%.2f,%.3f,%.2f,%.2f", wall, cli, srv, busy, busy - cli - srv - sc }')
+  IFS=, read -r wall cli srv busy other <<< "$row"
+  echo "$round,$sec,$tool,$wl,$bytes,$files,$rc,$wall,$cli,$cm,$srv,$stot,$srss,$pss,$((qwire - pwire)),$busy,$other,$v" >> "$CSV"
+  log "r$round $sec $wl $tool: ${wall}s cli ${cli}s srv ${srv}s rss ${srss:-?}kB rc=$rc $v"
+}
+
+rotate() {  # rotate N WORDS...: the list started at position N (interleaving A B, B A, ...)
+  local n=$1; shift; local a=("$@") i
+  for ((i = 0; i < ${#a[@]}; i++)); do echo -n "${a[$(((i + n) % ${#a[@]}))]} "; done
+}
+
+# cpu (and memory) cgroup with a CFS quota: cgroup v2 cpu.max if the cpu controller is
+# there, else v1 /sys/fs/cgroup/cpu (this VM's hybrid layout). Prints the group dirs.
+make_cgroup() {  # make_cgroup NAME QUOTA_US PERIOD_US [MEM_MB]
+  local g
+  if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    g=/sys/fs/cgroup/$1; mkdir "$g" || return 1; CG_DIRS+=("$g")
+    echo "$2 $3" > "$g/cpu.max" || return 1
+    [ -n "${4:-}" ] && { echo $(($4 * 1048576)) > "$g/memory.max" || return 1; }
+    CG_OUT=("$g")
+  else
+    g=/sys/fs/cgroup/cpu/$1; mkdir "$g" || return 1; CG_DIRS+=("$g")
+    echo "$3" > "$g/cpu.cfs_period_us" && echo "$2" > "$g/cpu.cfs_quota_us" || return 1
+    CG_OUT=("$g")
+    if [ -n "${4:-}" ]; then
+      g=/sys/fs/cgroup/memory/$1; mkdir "$g" || return 1; CG_DIRS+=("$g")
+      echo $(($4 * 1048576)) > "$g/memory.limit_in_bytes" || return 1
+      CG_OUT+=("$g")
+    fi
+  fi
+}
+
+has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
+
+START=$SECONDS
+# ---------------------------------------------------------------- W1-W4 on loopback
+for ((r = 1; r <= ROUNDS; r++)); do
+  log "---- round $r/$ROUNDS"
+  run_one "$r" lo iperf3 NET
+  for wl in W1push W1pull W2push W2pull W3push W4push; do
+    for tool in $(rotate "$r" $TOOLS); do run_one "$r" lo "$tool" "$wl"; done
+  done
+done
+
+# ---------------------------------------------------------------- slow CPU
+if [ "$SLOW" = 1 ]; then
+  if make_cgroup "ferrybench_slow_$$" "$SLOW_QUOTA_US" "$SLOW_PERIOD_US"; then
+    CG_SLOW=${CG_OUT[0]}
+    echo "slow: $CG_SLOW quota $SLOW_QUOTA_US/$SLOW_PERIOD_US us, server on CPU $SLOW_CPU" >> "$OUTDIR/env.txt"
+    for ((r = 1; r <= ROUNDS; r++)); do
+      log "---- slow CPU round $r/$ROUNDS"
+      for tool in $(rotate "$r" $SLOW_TOOLS); do run_one "$r" slow "$tool" W1push; done
+    done
+  else
+    log "slow CPU section skipped: cannot make a cpu cgroup"; echo "slow: no cgroup, skipped" >> "$OUTDIR/env.txt"
+  fi
+fi
+
+# ---------------------------------------------------------------- W5 virtual router
+if [ "$W5" = 1 ]; then
+  # router netns = a holder process's netns (vanishes with it; nothing in /run/netns)
+  unshare --net sleep 100000 & VR_HOLD=$!
+  for _ in $(seq 50); do
+    [ "$(readlink /proc/$VR_HOLD/ns/net)" != "$(readlink /proc/$$/ns/net)" ] && break; sleep 0.02
+  done
+  NSX=(nsenter --net=/proc/$VR_HOLD/ns/net --)
+  tbf=(tbf rate "$W5_RATE" burst 64kb latency 20ms)
+  if ip link add fbr0 type veth peer name fbr1 && ip link set fbr1 netns "$VR_HOLD" &&
+     ip addr add 10.199.0.1/24 dev fbr0 && ip link set fbr0 up &&
+     tc qdisc add dev fbr0 root "${tbf[@]}" &&
+     "${NSX[@]}" sh -c "ip link set lo up && ip addr add 10.199.0.2/24 dev fbr1 && ip link set fbr1 up &&
+        tc qdisc add dev fbr1 root ${tbf[*]} &&
+        echo $P_SSH,$P_DB,$P_IPERF,$P_RSYNC,$P_FERRY > /proc/sys/net/ipv4/ip_local_reserved_ports" &&
+     make_cgroup "ferrybench_vr_$$" "$W5_QUOTA_US" "$W5_PERIOD_US" $((W5_MEM_MB + W5_MB)); then
+    CG_VR=("${CG_OUT[@]}")
+    echo "W5: veth + tbf $W5_RATE both ways; server netns, CPU $SLOW_CPU, quota $W5_QUOTA_US/$W5_PERIOD_US us," \
+         "memory $W5_MEM_MB MiB + $W5_MB MiB (tmpfs pages the server writes count): ${CG_VR[*]}" >> "$OUTDIR/env.txt"
+    for ((r = 1; r <= ROUNDS; r++)); do
+      log "---- W5 router round $r/$ROUNDS"
+      run_one "$r" vr iperf3 NET
+      for wl in $W5_DIRS; do
+        for tool in $(rotate "$r" $W5_TOOLS); do run_one "$r" vr "$tool" "$wl"; done
+      done
+    done
+  else
+    log "W5 section skipped: netns/veth/tbf/cgroup setup failed"; echo "W5: setup failed, skipped" >> "$OUTDIR/env.txt"
+  fi
+  kill -KILL "$VR_HOLD" 2>/dev/null; wait "$VR_HOLD" 2>/dev/null; VR_HOLD=""
+fi
+
+for c in "${CG_DIRS[@]}"; do
+  [ -f "$c/cpu.stat" ] && { echo "$c cpu.stat:"; sed 's/^/  /' "$c/cpu.stat"; } >> "$OUTDIR/env.txt"
+  [ -f "$c/memory.max_usage_in_bytes" ] && echo "$c memory.max_usage_in_bytes: $(cat "$c/memory.max_usage_in_bytes")" >> "$OUTDIR/env.txt"
+done
+echo "elapsed_s: $((SECONDS - START)); loadavg_end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUTDIR/env.txt"
+cp "$T/rsyncd.log" "$OUTDIR/" 2>/dev/null
+
+$PY "$LIB" summarize "$CSV" --expect "$EXPECT" > "$OUTDIR/summary.md"; status=$?
+cat "$OUTDIR/summary.md"
+log "done in $((SECONDS - START)) s -> $OUTDIR"
+if [ "$SMOKE" = 1 ]; then
+  grep -q '^| W1 push |' "$OUTDIR/summary.md" || { log "smoke: table missing"; status=1; }
+  [ $status = 0 ] && log "smoke: OK (every tool ran, every copy verified)" || log "smoke: FAILED"
+fi
+exit $status
