@@ -33,16 +33,21 @@ struct afile {
 	struct writer_opts opts;
 };
 
-/* Creates the temporary file in dirfd (O_EXCL, 0600). size_hint > 0 is
- * preallocated (posix_fallocate; ignored where unsupported). */
+/* Creates the temporary file in dirfd (O_EXCL | O_NOFOLLOW, 0600); `name` is
+ * one component. size_hint > 0 is preallocated (fallocate KEEP_SIZE, ignored
+ * where unsupported); pass 0 for a sparse file, or its holes get blocks. On
+ * failure nothing is left behind and afile_abort is still safe to call. */
 int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	       const struct writer_opts *o);
 int afile_write(struct afile *f, const void *p, size_t n);
 /* A hole of n bytes (sparse files): seeks instead of writing zeros. */
 int afile_skip(struct afile *f, off_t n);
-/* Flushes, truncates to the final size, sets mode and mtime (ns), optionally
- * fdatasyncs, then renameat()s over the final name. On failure the temporary
- * file is removed and the old file is untouched. */
+/* Flushes, truncates to the final size, sets mode (& 07777) and mtime (ns;
+ * NULL = leave) on the temporary, optionally fdatasyncs, then renameat()s it
+ * over the final name: a symlink there is replaced, never written through; a
+ * directory there fails (-EISDIR). The directory itself is not fsynced (use
+ * fs_syncfs once per transfer). On failure the temporary file is removed and
+ * the old file is untouched. */
 int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime);
 /* Removes the temporary file; safe to call twice or after commit. */
 void afile_abort(struct afile *f);

@@ -23,16 +23,20 @@ struct jail {
 	int have_openat2;   /* probed once in jail_open */
 };
 
-/* Opens `root` (which may itself be a symlink: the admin chose it). */
+/* Opens `root` (which may itself be a symlink: the admin chose it) and probes
+ * openat2 once. FERRY_NO_OPENAT2=1 in the environment (or clearing
+ * have_openat2 afterwards) forces the component-wise fallback. */
 int jail_open(struct jail *j, const char *root);
 void jail_close(struct jail *j);
 
 /* Opens the directory `rel` under the root with `flags` (O_DIRECTORY is
  * added; use O_RDONLY or O_PATH). No component may be a symlink. */
 int jail_open_dir(const struct jail *j, const char *rel, int flags);
-/* Opens the parent directory of `rel` (which must not be "") and sets *leaf to
- * its last component (a pointer into rel). The caller then uses *at() calls
- * with AT_SYMLINK_NOFOLLOW / O_NOFOLLOW on the leaf. */
+/* Opens the parent directory of `rel` (which must not be "") O_RDONLY (so it
+ * can also be read or fsynced) and sets *leaf to its last component (a pointer
+ * into rel). The caller then uses *at() calls with AT_SYMLINK_NOFOLLOW /
+ * O_NOFOLLOW on the leaf. A symlink component is -ELOOP ("... is a symlink
+ * (not followed)"), a non-directory one -ENOTDIR. */
 int jail_open_parent(const struct jail *j, const char *rel, const char **leaf);
 /* Creates directory `rel` (mode) if missing; its parent must exist. An existing
  * non-directory (or a symlink) is -ENOTDIR, not replaced. */

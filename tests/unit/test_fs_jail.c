@@ -291,6 +291,8 @@ static void test_root_may_be_symlink(void **state)
 static void test_env_forces_fallback(void **state)
 {
 	struct fx *f = *state;
+	const char *env = getenv("FERRY_NO_OPENAT2");
+	char *orig = env ? strdup(env) : NULL;
 	struct jail j2;
 
 	setenv("FERRY_NO_OPENAT2", "1", 1);
@@ -299,9 +301,14 @@ static void test_env_forces_fallback(void **state)
 	jail_close(&j2);
 	unsetenv("FERRY_NO_OPENAT2");
 	assert_int_equal(jail_open(&j2, f->root), 0);
-	if (f->mode_openat2)
+	/* Without the variable, the probe decides (as it did in setup, unless
+	 * the whole run was started with the variable set). */
+	if (f->mode_openat2 && !orig)
 		assert_int_equal(j2.have_openat2, f->j.have_openat2);
 	jail_close(&j2);
+	if (orig)
+		setenv("FERRY_NO_OPENAT2", orig, 1);
+	free(orig);
 }
 
 #define BOTH(fn) \
