@@ -113,10 +113,11 @@ static int count_msg(struct channel *c, struct noise_cs *cs)
 }
 
 /* Moves unread input to the front when the tail could not take a whole
- * record. Only while no pointer into the buffer is out with the caller. */
+ * record, never over the record last handed to the caller (its pointer
+ * stays valid until the next chan_recv/chan_data_recv). */
 static void in_compact(struct channel *c)
 {
-	if (c->live)
+	if (c->live && c->in_w - c->in_r > c->live_lo)
 		return;
 	if (c->in_r == c->in_w) {
 		c->in_r = c->in_w = 0;
@@ -247,6 +248,7 @@ static int next_record(struct channel *c, enum protection prot, uint8_t **p, siz
 		if (rc < 0)
 			return rc;
 	}
+	c->live_lo = c->in_r;
 	c->in_r += used;
 	c->live = 1;
 	c->st.records_in++;
@@ -362,6 +364,7 @@ int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n)
 	}
 	*n = c->in_w - c->in_r < max ? c->in_w - c->in_r : max;
 	*p = c->in + c->in_r;
+	c->live_lo = c->in_r;
 	c->in_r += *n;
 	c->live = 1;
 	return 0;
@@ -453,8 +456,7 @@ int chan_readable(struct channel *c)
 
 	/* Try once to pull in what the socket holds, without waiting. */
 	if (!c->eof && !c->error && (avail < 2 || avail < rec_size(c->prot, c->in + c->in_r))) {
-		if (!c->live)
-			in_compact(c);
+		in_compact(c);
 		in_read_once(c);
 		avail = c->in_w - c->in_r;
 	}

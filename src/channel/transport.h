@@ -25,7 +25,8 @@ struct channel {
 	int timeout_ms;
 	int error;                      /* sticky: after a bad record nothing more is read */
 	int eof;                        /* the peer closed its side */
-	int live;                       /* a pointer into `in` was handed out */
+	int live;                       /* a pointer into `in` was handed out... */
+	size_t live_lo;                 /* ...pointing at in[live_lo..]: keep it in place */
 	uint64_t rekey_interval;
 	struct noise_cs tx, rx;
 	uint8_t hash[NOISE_HASHLEN];
