@@ -1,7 +1,86 @@
 /* SPDX-License-Identifier: MIT */
+/* ferry: one binary, a table of subcommands. */
+#include <signal.h>
 #include <stdio.h>
-int main(void)
+#include <string.h>
+
+#include "channel/channel.h"
+#include "cli/cli.h"
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *usage;
+} commands[] = {
+	{ "serve", cmd_serve, "serve [DIR] [--config FILE] [--listen ADDR[:PORT]] [--host-key FILE]\n"
+	  "                [--authorized-keys FILE] [--check-config] [-v|-q]" },
+	{ "push", cmd_push, "push [OPTIONS] SRC... HOST:MODULE[/PATH]" },
+	{ "pull", cmd_pull, "pull [OPTIONS] HOST:MODULE[/PATH] DEST" },
+	{ "ls", cmd_ls, "ls [OPTIONS] HOST:MODULE[/PATH]" },
+	{ "keygen", cmd_keygen, "keygen [-f FILE] [-C COMMENT] [--force]" },
+	{ "version", cmd_version, "version" },
+	{ "help", cmd_help, "help" },
+};
+
+static int cmd_version(int argc, char **argv)
 {
-	puts("ferry " FERRY_VERSION);
-	return 0;
+	(void)argc;
+	(void)argv;
+	printf("ferry %s (protocol FERRY/1, bulk cipher backend %s, hardware AES %s)\n",
+	       FERRY_VERSION, chan_backend_name(), chan_have_hw_aes() ? "yes" : "no");
+	return EXIT_OK;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("ferry %s: fast, encrypted file transfer for small NAS boxes\n\nUsage:\n",
+	       FERRY_VERSION);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		printf("  ferry %s\n", commands[i].usage);
+	printf("\nRemote paths: HOST:MODULE[/PATH] (port 7873) or ferry://HOST[:PORT]/MODULE[/PATH].\n"
+	       "A source ending in '/' sends the directory's contents, as rsync does.\n\n"
+	       "push/pull/ls options:\n"
+	       "  -i, --identity FILE     private key (default ~/.config/ferry/id_ferry)\n"
+	       "      --known-hosts FILE  known server keys (default ~/.config/ferry/known_hosts)\n"
+	       "      --accept-new        trust and remember an unknown server key\n"
+	       "      --delete            delete files on the receiver that the sender lacks\n"
+	       "  -n, --dry-run           show what would change, change nothing\n"
+	       "  -c, --checksum          compare contents, not size and modification time\n"
+	       "  -P, --progress          progress line (default on a terminal)\n"
+	       "  -v, --verbose           list changes; -vv for debug output\n"
+	       "  -q, --quiet             errors only\n"
+	       "      --bwlimit RATE      KiB/s, or with a K/M/G suffix\n"
+	       "      --protection LEVEL  encrypt (default), integrity or none\n"
+	       "      --cipher NAME       aesgcm, chachapoly or auto (default)\n"
+	       "      --fsync             fdatasync every file (default: one syncfs at the end)\n"
+	       "      --timeout SECS      I/O timeout (default 30)\n\n"
+	       "Exit codes: 0 ok, 1 usage or config, 2 handshake/protocol, 3 local file error,\n"
+	       "5 refused by the server, 6 host key unknown or changed, 10 connection,\n"
+	       "12 corrupt or tampered stream, 23 some files failed, 30 timeout.\n"
+	       "See ferry(1).\n");
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		cmd_help(0, NULL);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(0, NULL);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(0, NULL);
+	/* A peer that goes away must be an error return, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	die_msg("unknown command '%s' (try 'ferry help')", argv[1]);
+	return EXIT_USAGE;
 }

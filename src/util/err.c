@@ -6,6 +6,7 @@
 
 static _Thread_local char last[1024];
 
+__attribute__((format(printf, 1, 0)))
 static void vrecord(const char *fmt, va_list ap)
 {
 	vsnprintf(last, sizeof last, fmt, ap);
@@ -34,13 +35,20 @@ int err_sys(int code, const char *fmt, ...)
 int err_wrap(int code, const char *fmt, ...)
 {
 	char prev[sizeof last];
-	char ctx[512];
 	va_list ap;
 	memcpy(prev, last, sizeof prev);
 	va_start(ap, fmt);
-	vsnprintf(ctx, sizeof ctx, fmt, ap);
+	vsnprintf(last, sizeof last, fmt, ap);
 	va_end(ap);
-	snprintf(last, sizeof last, "%s: %s", ctx, prev);
+	/* Appended piecewise: the context and the old message together may not fit. */
+	size_t n = strlen(last);
+	if (n + 2 < sizeof last) {
+		memcpy(last + n, ": ", 3);
+		n += 2;
+		size_t k = strnlen(prev, sizeof last - n - 1);
+		memcpy(last + n, prev, k);
+		last[n + k] = '\0';
+	}
 	return code;
 }
 

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* The client's side of a connection: connect, handshake, check the server's
+ * host key against known hosts (ssh's habits), send the REQUEST. */
+#ifndef FERRY_CLI_CLIENT_H
+#define FERRY_CLI_CLIENT_H
+
+#include "cli/remote.h"
+#include "proto/msg.h"
+#include "session/conn.h"
+
+struct client_opts {
+	const char *identity;      /* -i; NULL = ferry's default id_ferry */
+	const char *known_hosts;   /* NULL = ferry's default known_hosts */
+	int accept_new;
+	int protection;            /* enum protection */
+	unsigned cipher_mask;      /* 0 = all */
+	int verbose, quiet;
+	int timeout_ms;
+	uint64_t bwlimit;          /* bytes/s */
+};
+
+/* Connects and authenticates; on success c->ch is set and the server's
+ * ACCEPT is in *acc. Returns 0 or an exit code, the failure already printed. */
+int client_open(const struct remote *r, const struct client_opts *o, const struct m_request *rq,
+		struct conn *c, struct m_accept *acc);
+
+#endif

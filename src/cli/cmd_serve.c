@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/* ferry serve: the configuration (a file, or the embedded default of one
+ * directory exported as module "default"), the host key, niceness, then the
+ * daemon loop. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/daemon.h"
+#include "util/err.h"
+#include "util/log.h"
+
+struct serve_args {
+	const char *dir;
+	const char *config;
+	const char *listen;
+	const char *host_key;
+	const char *authorized_keys;
+};
+
+static int set_str(char **dst, const char *v)
+{
+	char *n = strdup(v);
+	if (!n)
+		return err_set(-ENOMEM, "out of memory");
+	free(*dst);
+	*dst = n;
+	return 0;
+}
+
+static int embedded_config(const struct serve_args *a, struct ferry_config *cfg)
+{
+	char text[8192];
+	int n = snprintf(text, sizeof text, "[default]\npath = %s\n", a->dir);
+	if (n < 0 || (size_t)n >= sizeof text || strpbrk(a->dir, "\n"))
+		return err_set(-EINVAL, "%s: unusable directory name", a->dir);
+	return config_parse(text, (size_t)n, "(command line)", cfg);
+}
+
+/* Defaults that live in ferry's directory, then command-line overrides. */
+static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
+{
+	char path[4096];
+	char *old_keys = cfg->global.authorized_keys;
+	int rc = 0;
+
+	if (a->listen)
+		rc = set_str(&cfg->global.listen, a->listen);
+	if (rc == 0 && a->host_key)
+		rc = set_str(&cfg->global.host_key, a->host_key);
+	if (rc == 0 && !cfg->global.host_key && (rc = ferry_path(path, sizeof path, "host_key")) == 0)
+		rc = set_str(&cfg->global.host_key, path);
+	const char *keys = a->authorized_keys;
+	if (!keys && !old_keys && !a->config && ferry_path(path, sizeof path, "authorized_keys") == 0)
+		keys = path;
+	for (size_t i = 0; rc == 0 && keys && i < cfg->n_modules; i++) {
+		struct module_cfg *m = &cfg->modules[i];
+		if (!m->authorized_keys || m->authorized_keys == old_keys ||
+		    (old_keys && !strcmp(m->authorized_keys, old_keys)))
+			rc = set_str(&m->authorized_keys, keys);
+	}
+	if (rc == 0 && keys)
+		rc = set_str(&cfg->global.authorized_keys, keys);
+	for (size_t i = 0; rc == 0 && i < cfg->n_modules; i++) {
+		struct stat st;
+		if (stat(cfg->modules[i].path, &st) < 0)
+			rc = err_sys(-errno, "module '%s': path %s", cfg->modules[i].name,
+				     cfg->modules[i].path);
+		else if (!S_ISDIR(st.st_mode))
+			rc = err_set(-ENOTDIR, "module '%s': path %s is not a directory",
+				     cfg->modules[i].name, cfg->modules[i].path);
+	}
+	return rc;
+}
+
+static int load_config(const struct serve_args *a, struct ferry_config *cfg)
+{
+	int rc;
+
+	memset(cfg, 0, sizeof *cfg);
+	rc = a->config ? config_load(a->config, cfg) : embedded_config(a, cfg);
+	if (rc < 0)
+		return rc;
+	if ((rc = complete_config(a, cfg)) < 0)
+		config_free(cfg);
+	return rc;
+}
+
+static int reload(struct daemon *d)
+{
+	struct ferry_config fresh;
+	int rc = load_config(d->ctx, &fresh);
+	if (rc < 0)
+		return rc;
+	config_free(&d->cfg);
+	d->cfg = fresh;
+	return 0;
+}
+
+/* The host key is made on first start, like sshd's. */
+static int host_key(const char *path, struct keypair *kp)
+{
+	struct stat st;
+	char fpr[KEY_FPR_LEN];
+	int rc;
+
+	if (stat(path, &st) < 0 && errno == ENOENT) {
+		ferry_dir_ensure();
+		if ((rc = keys_generate(kp)) < 0 || (rc = keys_save(path, kp, "ferry host key", 0)) < 0)
+			return rc;
+		key_fingerprint(kp->pub, fpr);
+		log_info("created host key %s (%s)", path, fpr);
+		keys_wipe(kp);
+	}
+	return keys_load(path, kp);
+}
+
+/* Keep the box responsive (ssh, routing) while ferry works. */
+static void be_gentle(const struct global_cfg *g)
+{
+	if (g->nice && setpriority(PRIO_PROCESS, 0, g->nice) < 0)
+		log_warn("nice %d: %s", g->nice, strerror(errno));
+#ifdef SYS_ioprio_set
+	if (g->ionice) {
+		/* IOPRIO_WHO_PROCESS = 1; class in the top bits, level 7 for best-effort. */
+		int prio = (g->ionice << 13) | (g->ionice == 2 ? 7 : 0);
+		if (syscall(SYS_ioprio_set, 1, 0, prio) < 0)
+			log_warn("ionice: %s", strerror(errno));
+	}
+#endif
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "host-key", required_argument, NULL, 'k' },
+		{ "authorized-keys", required_argument, NULL, 'a' },
+		{ "check-config", no_argument, NULL, 'C' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct serve_args a = { 0 };
+	struct daemon d = { .io_timeout_ms = 300000, .reload = reload, .ctx = &a };
+	int ch, check = 0, level = LOG_INFO, rc;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "vq", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f': a.config = optarg; break;
+		case 'l': a.listen = optarg; break;
+		case 'k': a.host_key = optarg; break;
+		case 'a': a.authorized_keys = optarg; break;
+		case 'C': check = 1; break;
+		case 'v': level = LOG_DEBUG; break;
+		case 'q': level = LOG_WARN; break;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		a.dir = argv[optind++];
+	if (optind < argc || (!a.dir == !a.config))
+		return die_msg("usage: ferry serve DIR | --config FILE [options] (see ferry help)"),
+		       EXIT_USAGE;
+	log_init("ferry", level, 0);
+	if (load_config(&a, &d.cfg) < 0)
+		return die_msg("%s", err_msg()), EXIT_USAGE;
+	if (check) {
+		printf("ferry: configuration OK: %zu module(s)\n", d.cfg.n_modules);
+		config_free(&d.cfg);
+		return EXIT_OK;
+	}
+	if (d.cfg.global.log && !strcmp(d.cfg.global.log, "syslog"))
+		log_init("ferry", level, 1);
+	if (host_key(d.cfg.global.host_key, &d.host_key) < 0) {
+		die_msg("%s", err_msg());
+		config_free(&d.cfg);
+		return EXIT_LOCAL;
+	}
+	be_gentle(&d.cfg.global);
+	rc = daemon_run(&d);
+	if (rc < 0)
+		die_msg("%s", err_msg());
+	keys_wipe(&d.host_key);
+	config_free(&d.cfg);
+	return rc < 0 ? EXIT_SOCKET : EXIT_OK;
+}

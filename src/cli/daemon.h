@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FERRY_CLI_DAEMON_H
+#define FERRY_CLI_DAEMON_H
+
+#include "channel/keys.h"
+#include "util/config.h"
+
+struct daemon {
+	struct ferry_config cfg;          /* owned; replaced by reload */
+	struct keypair host_key;
+	int io_timeout_ms;
+	/* Re-reads the configuration into cfg (SIGHUP); on error cfg is unchanged. */
+	int (*reload)(struct daemon *d);
+	void *ctx;
+};
+
+/* Listens on cfg.global.listen and serves until SIGTERM/SIGINT. */
+int daemon_run(struct daemon *d);
+
+#endif

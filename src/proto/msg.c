@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+#include "proto/msg.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "proto/wire.h"
+#include "util/err.h"
+
+const char *msg_type_name(uint8_t type)
+{
+	switch (type) {
+	case MSG_REQUEST: return "REQUEST";
+	case MSG_ACCEPT: return "ACCEPT";
+	case MSG_REFUSE: return "REFUSE";
+	case MSG_DIR_BEGIN: return "DIR_BEGIN";
+	case MSG_ENTRY: return "ENTRY";
+	case MSG_DIR_END: return "DIR_END";
+	case MSG_DIR_META: return "DIR_META";
+	case MSG_END: return "END";
+	case MSG_TOTALS: return "TOTALS";
+	case MSG_FILE_BEGIN: return "FILE_BEGIN";
+	case MSG_DATA: return "DATA";
+	case MSG_HOLE: return "HOLE";
+	case MSG_FILE_END: return "FILE_END";
+	case MSG_WANT: return "WANT";
+	case MSG_DECIDED: return "DECIDED";
+	case MSG_CHANGE: return "CHANGE";
+	case MSG_RESULT: return "RESULT";
+	case MSG_ERROR: return "ERROR";
+	default: return "unknown";
+	}
+}
+
+static void rd_entry(struct rd *r, struct m_entry *e)
+{
+	e->type = rd_u8(r);
+	e->flags = rd_u8(r);
+	e->mode = rd_u32(r);
+	e->size = rd_u64(r);
+	e->mtime_s = (int64_t)rd_u64(r);
+	e->mtime_ns = rd_u32(r);
+	rd_str(r, e->name, MSG_MAX_NAME);
+	e->target[0] = '\0';
+	if (e->type == ENT_LNK)
+		rd_str(r, e->target, MSG_MAX_PATH);
+	if (e->flags & ENT_HAS_HASH)
+		rd_bytes(r, e->hash, MSG_HASH_LEN);
+	if (e->type < ENT_REG || e->type > ENT_LNK || (e->flags & ~ENT_HAS_HASH) ||
+	    e->mtime_ns >= 1000000000u || !e->name[0])
+		r->err = -EBADMSG;
+}
+
+static void rd_fields(struct rd *r, struct msg *m)
+{
+	switch (m->type) {
+	case MSG_REQUEST:
+		m->u.request.op = rd_u8(r);
+		m->u.request.protection = rd_u8(r);
+		m->u.request.flags = rd_u32(r);
+		rd_str(r, m->u.request.module, MSG_MAX_NAME);
+		rd_str(r, m->u.request.path, MSG_MAX_PATH);
+		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_LIST ||
+		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
+			r->err = -EBADMSG;
+		break;
+	case MSG_ACCEPT:
+		m->u.accept.protection = rd_u8(r);
+		m->u.accept.flags = rd_u32(r);
+		rd_str(r, m->u.accept.comment, MSG_MAX_NAME);
+		if (m->u.accept.protection > 2)
+			r->err = -EBADMSG;
+		break;
+	case MSG_REFUSE:
+	case MSG_ERROR:
+		m->u.refuse.code = rd_u16(r);
+		rd_str(r, m->u.refuse.reason, MSG_MAX_TEXT);
+		break;
+	case MSG_DIR_BEGIN:
+		m->u.dir_begin.flags = rd_u8(r);
+		rd_str(r, m->u.dir_begin.path, MSG_MAX_PATH);
+		break;
+	case MSG_ENTRY:
+		rd_entry(r, &m->u.entry);
+		break;
+	case MSG_DIR_END:
+	case MSG_END:
+		break;
+	case MSG_DIR_META:
+		m->u.dir_meta.mode = rd_u32(r);
+		m->u.dir_meta.mtime_s = (int64_t)rd_u64(r);
+		m->u.dir_meta.mtime_ns = rd_u32(r);
+		rd_str(r, m->u.dir_meta.path, MSG_MAX_PATH);
+		if (m->u.dir_meta.mtime_ns >= 1000000000u)
+			r->err = -EBADMSG;
+		break;
+	case MSG_TOTALS:
+		m->u.totals.files = rd_u64(r);
+		m->u.totals.bytes = rd_u64(r);
+		break;
+	case MSG_FILE_BEGIN:
+		m->u.file_begin.index = rd_u32(r);
+		m->u.file_begin.size = rd_u64(r);
+		m->u.file_begin.mode = rd_u32(r);
+		m->u.file_begin.mtime_s = (int64_t)rd_u64(r);
+		m->u.file_begin.mtime_ns = rd_u32(r);
+		if (m->u.file_begin.mtime_ns >= 1000000000u ||
+		    m->u.file_begin.size > (uint64_t)INT64_MAX)
+			r->err = -EBADMSG;
+		break;
+	case MSG_DATA:
+	case MSG_HOLE:
+		m->u.len.len = rd_u64(r);
+		if (m->u.len.len == 0 || m->u.len.len > (uint64_t)INT64_MAX)
+			r->err = -EBADMSG;
+		break;
+	case MSG_FILE_END:
+		m->u.file_end.status = rd_u8(r);
+		m->u.file_end.has_hash = rd_u8(r);
+		rd_bytes(r, m->u.file_end.hash, MSG_HASH_LEN);
+		if (m->u.file_end.status > FILE_READ_ERROR || m->u.file_end.has_hash > 1)
+			r->err = -EBADMSG;
+		break;
+	case MSG_WANT:
+	case MSG_DECIDED:
+		m->u.index.index = rd_u32(r);
+		break;
+	case MSG_CHANGE:
+		m->u.change.kind = rd_u8(r);
+		rd_str(r, m->u.change.path, MSG_MAX_PATH);
+		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_ERROR)
+			r->err = -EBADMSG;
+		break;
+	case MSG_RESULT:
+		m->u.result.errors = rd_u32(r);
+		m->u.result.files = rd_u64(r);
+		m->u.result.bytes = rd_u64(r);
+		rd_str(r, m->u.result.message, MSG_MAX_TEXT);
+		break;
+	default:
+		r->err = -EBADMSG;
+	}
+}
+
+int msg_decode(const uint8_t *p, size_t n, struct msg *m)
+{
+	struct rd r;
+
+	rd_init(&r, p, n);
+	m->type = rd_u8(&r);
+	if (r.err)
+		return err_set(-EBADMSG, "protocol: empty message");
+	rd_fields(&r, m);
+	if (rd_end(&r))
+		return err_set(-EBADMSG, "protocol: malformed %s message (type 0x%02x, %zu bytes)",
+			       msg_type_name(m->type), m->type, n);
+	return 0;
+}
+
+static void wr_fields(struct wr *w, const struct msg *m)
+{
+	const struct m_entry *e = &m->u.entry;
+
+	switch (m->type) {
+	case MSG_REQUEST:
+		wr_u8(w, m->u.request.op);
+		wr_u8(w, m->u.request.protection);
+		wr_u32(w, m->u.request.flags);
+		wr_str(w, m->u.request.module);
+		wr_str(w, m->u.request.path);
+		break;
+	case MSG_ACCEPT:
+		wr_u8(w, m->u.accept.protection);
+		wr_u32(w, m->u.accept.flags);
+		wr_str(w, m->u.accept.comment);
+		break;
+	case MSG_REFUSE:
+	case MSG_ERROR:
+		wr_u16(w, m->u.refuse.code);
+		wr_str(w, m->u.refuse.reason);
+		break;
+	case MSG_DIR_BEGIN:
+		wr_u8(w, m->u.dir_begin.flags);
+		wr_str(w, m->u.dir_begin.path);
+		break;
+	case MSG_ENTRY:
+		wr_u8(w, e->type);
+		wr_u8(w, e->flags);
+		wr_u32(w, e->mode);
+		wr_u64(w, e->size);
+		wr_u64(w, (uint64_t)e->mtime_s);
+		wr_u32(w, e->mtime_ns);
+		wr_str(w, e->name);
+		if (e->type == ENT_LNK)
+			wr_str(w, e->target);
+		if (e->flags & ENT_HAS_HASH)
+			wr_bytes(w, e->hash, MSG_HASH_LEN);
+		break;
+	case MSG_DIR_END:
+	case MSG_END:
+		break;
+	case MSG_DIR_META:
+		wr_u32(w, m->u.dir_meta.mode);
+		wr_u64(w, (uint64_t)m->u.dir_meta.mtime_s);
+		wr_u32(w, m->u.dir_meta.mtime_ns);
+		wr_str(w, m->u.dir_meta.path);
+		break;
+	case MSG_TOTALS:
+		wr_u64(w, m->u.totals.files);
+		wr_u64(w, m->u.totals.bytes);
+		break;
+	case MSG_FILE_BEGIN:
+		wr_u32(w, m->u.file_begin.index);
+		wr_u64(w, m->u.file_begin.size);
+		wr_u32(w, m->u.file_begin.mode);
+		wr_u64(w, (uint64_t)m->u.file_begin.mtime_s);
+		wr_u32(w, m->u.file_begin.mtime_ns);
+		break;
+	case MSG_DATA:
+	case MSG_HOLE:
+		wr_u64(w, m->u.len.len);
+		break;
+	case MSG_FILE_END:
+		wr_u8(w, m->u.file_end.status);
+		wr_u8(w, m->u.file_end.has_hash);
+		wr_bytes(w, m->u.file_end.hash, MSG_HASH_LEN);
+		break;
+	case MSG_WANT:
+	case MSG_DECIDED:
+		wr_u32(w, m->u.index.index);
+		break;
+	case MSG_CHANGE:
+		wr_u8(w, m->u.change.kind);
+		wr_str(w, m->u.change.path);
+		break;
+	case MSG_RESULT:
+		wr_u32(w, m->u.result.errors);
+		wr_u64(w, m->u.result.files);
+		wr_u64(w, m->u.result.bytes);
+		wr_str(w, m->u.result.message);
+		break;
+	default:
+		w->err = -EINVAL;
+	}
+}
+
+int msg_encode(const struct msg *m, uint8_t *out, size_t cap)
+{
+	struct wr w;
+
+	wr_init(&w, out, cap);
+	wr_u8(&w, m->type);
+	wr_fields(&w, m);
+	if (w.err)
+		return err_set(w.err, "protocol: cannot encode %s message", msg_type_name(m->type));
+	return (int)w.len;
+}
+
+int hello_decode(const uint8_t *p, size_t n, struct hello *h)
+{
+	struct rd r;
+
+	rd_init(&r, p, n);
+	h->version = rd_u8(&r);
+	h->features = rd_u32(&r);
+	rd_str(&r, h->software, MSG_MAX_SOFTWARE);
+	if (rd_end(&r))
+		return err_set(-EBADMSG, "protocol: malformed hello (%zu bytes)", n);
+	return 0;
+}
+
+int hello_encode(const struct hello *h, uint8_t *out, size_t cap)
+{
+	struct wr w;
+
+	wr_init(&w, out, cap);
+	wr_u8(&w, h->version);
+	wr_u32(&w, h->features);
+	wr_str(&w, h->software);
+	if (w.err)
+		return err_set(w.err, "protocol: cannot encode hello");
+	return (int)w.len;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* The messages of ferry's file protocol (docs/PROTOCOL.md). Each control
+ * message is one channel record: a type byte, then the fields in order,
+ * integers big-endian, strings as u16 length + bytes (no NUL). msg_decode
+ * checks every length against the limits here before anything is used. */
+#ifndef FERRY_PROTO_MSG_H
+#define FERRY_PROTO_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_VERSION 1
+#define MSG_MAX_NAME 255
+#define MSG_MAX_PATH 4096
+#define MSG_MAX_TEXT 1024
+#define MSG_MAX_SOFTWARE 64
+#define MSG_HASH_LEN 16
+/* A control message never exceeds this (the largest is ENTRY with a name and a link target). */
+#define MSG_MAX_ENCODED (1 + 1 + 1 + 4 + 8 + 8 + 4 + 2 + MSG_MAX_NAME + 2 + MSG_MAX_PATH + MSG_HASH_LEN + 64)
+
+enum msg_type {
+	MSG_REQUEST = 0x01, MSG_ACCEPT = 0x02, MSG_REFUSE = 0x03,
+	MSG_DIR_BEGIN = 0x10, MSG_ENTRY = 0x11, MSG_DIR_END = 0x12,
+	MSG_DIR_META = 0x13, MSG_END = 0x14, MSG_TOTALS = 0x15,
+	MSG_FILE_BEGIN = 0x20, MSG_DATA = 0x21, MSG_HOLE = 0x22, MSG_FILE_END = 0x23,
+	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
+	MSG_ERROR = 0x40,
+};
+
+enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
+
+/* REQUEST flags: what the client asks of the transfer. */
+#define REQ_DELETE    0x01u   /* --delete: the receiver removes what the sender lacks */
+#define REQ_DRY_RUN   0x02u   /* -n: decide and report, change nothing */
+#define REQ_CHECKSUM  0x04u   /* -c: compare contents (hashes), not size+mtime */
+#define REQ_FSYNC     0x08u   /* --fsync: fdatasync each file before its rename */
+#define REQ_CHANGES   0x10u   /* report each change (CHANGE messages) to the client */
+#define REQ_TOTALS    0x20u   /* the sender first counts files and bytes (TOTALS) */
+#define REQ_NO_RECURSE 0x40u  /* list one level only (ls) */
+#define REQ_SLASH     0x80u   /* the remote path was written with a trailing "/" */
+#define REQ_KNOWN     0xffu
+
+enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
+#define ENT_HAS_HASH 0x01u
+
+/* DIR_BEGIN flags */
+#define DIRB_SYNTHETIC 0x01u  /* the root listing made of the sources given: never --delete here */
+#define DIRB_SINGLE    0x02u  /* the root listing is one regular file named on the command line */
+
+enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2 };
+
+enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
+		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7 };
+
+/* REFUSE / ERROR codes; the client maps them to exit codes (docs/PROTOCOL.md). */
+enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY = 3,
+		   REF_PROTECTION = 4, REF_BAD_PATH = 5, REF_NOT_FOUND = 6,
+		   REF_BUSY = 7, REF_INTERNAL = 8, REF_PROTOCOL = 9 };
+
+struct hello {
+	uint8_t version;
+	uint32_t features;
+	char software[MSG_MAX_SOFTWARE + 1];
+};
+
+struct m_request {
+	uint8_t op, protection;
+	uint32_t flags;
+	char module[MSG_MAX_NAME + 1];
+	char path[MSG_MAX_PATH + 1];
+};
+
+struct m_accept { uint8_t protection; uint32_t flags; char comment[MSG_MAX_NAME + 1]; };
+struct m_refuse { uint16_t code; char reason[MSG_MAX_TEXT + 1]; };   /* also MSG_ERROR */
+struct m_dir_begin { uint8_t flags; char path[MSG_MAX_PATH + 1]; };
+
+struct m_entry {
+	uint8_t type, flags;
+	uint32_t mode;
+	uint64_t size;
+	int64_t mtime_s;
+	uint32_t mtime_ns;
+	char name[MSG_MAX_NAME + 1];
+	char target[MSG_MAX_PATH + 1];   /* ENT_LNK only */
+	uint8_t hash[MSG_HASH_LEN];      /* ENT_HAS_HASH only */
+};
+
+struct m_dir_meta { uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; char path[MSG_MAX_PATH + 1]; };
+struct m_totals { uint64_t files, bytes; };
+struct m_file_begin { uint32_t index; uint64_t size; uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; };
+struct m_len { uint64_t len; };                                      /* DATA, HOLE */
+struct m_file_end { uint8_t status, has_hash; uint8_t hash[MSG_HASH_LEN]; };
+struct m_index { uint32_t index; };                                  /* WANT, DECIDED */
+struct m_change { uint8_t kind; char path[MSG_MAX_PATH + 1]; };
+struct m_result { uint32_t errors; uint64_t files, bytes; char message[MSG_MAX_TEXT + 1]; };
+
+struct msg {
+	uint8_t type;
+	union {
+		struct m_request request;
+		struct m_accept accept;
+		struct m_refuse refuse;
+		struct m_dir_begin dir_begin;
+		struct m_entry entry;
+		struct m_dir_meta dir_meta;
+		struct m_totals totals;
+		struct m_file_begin file_begin;
+		struct m_len len;
+		struct m_file_end file_end;
+		struct m_index index;
+		struct m_change change;
+		struct m_result result;
+	} u;
+};
+
+/* Decodes one control message. -EBADMSG (with err_msg naming the message
+ * type and what was wrong) on anything malformed, unknown or oversized. */
+int msg_decode(const uint8_t *p, size_t n, struct msg *m);
+/* Encodes m into out (cap >= MSG_MAX_ENCODED suffices); returns the length or <0. */
+int msg_encode(const struct msg *m, uint8_t *out, size_t cap);
+const char *msg_type_name(uint8_t type);
+
+int hello_decode(const uint8_t *p, size_t n, struct hello *h);
+int hello_encode(const struct hello *h, uint8_t *out, size_t cap);
+
+#endif

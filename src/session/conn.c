@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+#include "session/conn.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/err.h"
+
+int conn_send(struct conn *c, const struct msg *m)
+{
+	int n = msg_encode(m, c->out, sizeof c->out);
+	if (n < 0)
+		return n;
+	return chan_send(c->ch, c->out, (size_t)n);
+}
+
+int conn_send_len(struct conn *c, uint8_t type, uint64_t v)
+{
+	struct msg m = { .type = type };
+
+	if (type == MSG_WANT || type == MSG_DECIDED)
+		m.u.index.index = (uint32_t)v;
+	else
+		m.u.len.len = v;
+	return conn_send(c, &m);
+}
+
+int conn_recv(struct conn *c, struct msg *m)
+{
+	const uint8_t *p;
+	size_t n;
+	int rc = chan_recv(c->ch, &p, &n);
+
+	if (rc == -EPIPE)
+		return err_set(-EPIPE, "connection closed by peer");
+	if (rc < 0)
+		return rc;
+	rc = msg_decode(p, n, m);
+	if (rc < 0)
+		return rc;
+	if (m->type == MSG_ERROR)
+		return err_set(-ECONNABORTED, "peer reported: %s", m->u.refuse.reason);
+	return 0;
+}
+
+int conn_pending(struct conn *c)
+{
+	if (chan_readable(c->ch))
+		return 1;
+	/* Nothing buffered: peek at the socket so a waiting decision is seen
+	 * without blocking; a partial record then completes quickly. */
+	struct pollfd pfd = { .fd = chan_fd(c->ch), .events = POLLIN };
+	return poll(&pfd, 1, 0) == 1;
+}
+
+void conn_fail(struct conn *c, uint16_t code, const char *reason)
+{
+	struct msg m = { .type = MSG_ERROR };
+
+	m.u.refuse.code = code;
+	snprintf(m.u.refuse.reason, sizeof m.u.refuse.reason, "%s", reason);
+	if (conn_send(c, &m) == 0)
+		chan_flush(c->ch);
+}
+
+int conn_flush(struct conn *c)
+{
+	return chan_flush(c->ch);
+}

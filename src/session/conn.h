@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* A connection after the handshake: protocol messages over the channel. */
+#ifndef FERRY_SESSION_CONN_H
+#define FERRY_SESSION_CONN_H
+
+#include <stdint.h>
+
+#include "channel/channel.h"
+#include "proto/msg.h"
+#include "util/ratelimit.h"
+
+struct conn {
+	struct channel *ch;             /* owned */
+	enum protection prot;           /* data protection in use */
+	struct ratelimit rl;            /* file data rate; rate 0 = unlimited */
+	uint8_t out[MSG_MAX_ENCODED];
+};
+
+/* Encodes and queues one message (chan_flush sends it). */
+int conn_send(struct conn *c, const struct msg *m);
+/* Sends a message with one u64/u32 field quickly: DATA, HOLE, WANT, DECIDED. */
+int conn_send_len(struct conn *c, uint8_t type, uint64_t v);
+/* Receives and decodes the next message. A peer's MSG_ERROR becomes
+ * -ECONNABORTED with err_msg() "peer reported: <reason>". A clean EOF is -EPIPE. */
+int conn_recv(struct conn *c, struct msg *m);
+/* 1 if a message can be received without waiting. */
+int conn_pending(struct conn *c);
+/* Best effort: tells the peer why we stop (MSG_ERROR) and flushes. */
+void conn_fail(struct conn *c, uint16_t code, const char *reason);
+int conn_flush(struct conn *c);
+
+#endif

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+#include "session/filedata.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "session/progress.h"
+#include "util/err.h"
+
+/* Below this a file is sent as one extent: SEEK_DATA/SEEK_HOLE calls cost
+ * more than they save on small files. */
+#define SPARSE_MIN (1u << 20)
+
+static const uint8_t zeros[65536];
+
+static void hash_zeros(XXH3_state_t *h, uint64_t n)
+{
+	while (n) {
+		size_t k = n > sizeof zeros ? sizeof zeros : (size_t)n;
+		XXH3_128bits_update(h, zeros, k);
+		n -= k;
+	}
+}
+
+static void hash_out(XXH3_state_t *h, uint8_t out[MSG_HASH_LEN])
+{
+	XXH128_canonical_t canon;
+	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(h));
+	memcpy(out, canon.digest, MSG_HASH_LEN);
+}
+
+int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN])
+{
+	static uint8_t buf[1 << 16];
+	XXH3_state_t *h = XXH3_createState();
+	ssize_t n;
+
+	if (!h)
+		return err_set(-ENOMEM, "out of memory");
+	XXH3_128bits_reset(h);
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		XXH3_128bits_update(h, buf, (size_t)n);
+	hash_out(h, out);
+	XXH3_freeState(h);
+	return n < 0 ? -errno : 0;
+}
+
+static int send_begin(struct conn *c, uint32_t index, const struct stat *sb)
+{
+	struct msg m = { .type = MSG_FILE_BEGIN };
+
+	m.u.file_begin.index = index;
+	m.u.file_begin.size = sb ? (uint64_t)sb->st_size : 0;
+	m.u.file_begin.mode = sb ? sb->st_mode & 07777 : 0600;
+	m.u.file_begin.mtime_s = sb ? sb->st_mtim.tv_sec : 0;
+	m.u.file_begin.mtime_ns = sb ? (uint32_t)sb->st_mtim.tv_nsec : 0;
+	return conn_send(c, &m);
+}
+
+static int send_end(struct conn *c, uint8_t status, XXH3_state_t *h)
+{
+	struct msg m = { .type = MSG_FILE_END };
+
+	m.u.file_end.status = status;
+	m.u.file_end.has_hash = h != NULL;
+	if (h)
+		hash_out(h, m.u.file_end.hash);
+	return conn_send(c, &m);
+}
+
+int filedata_send_failed(struct conn *c, uint32_t index)
+{
+	int rc = send_begin(c, index, NULL);
+	return rc < 0 ? rc : send_end(c, FILE_READ_ERROR, NULL);
+}
+
+/* Streams len bytes from off. The receiver expects exactly len bytes, so a
+ * file that shrank or failed to read is padded and marked in *status. */
+static int stream_extent(struct conn *c, int fd, off_t off, uint64_t len, XXH3_state_t *h,
+			 uint8_t *status, struct progress *pg)
+{
+	int rc = conn_send_len(c, MSG_DATA, len);
+
+	while (rc == 0 && len) {
+		size_t cap;
+		uint8_t *buf = chan_data_buf(c->ch, &cap);
+		size_t want = len < cap ? (size_t)len : cap;
+		ssize_t n = 0;
+		if (*status == FILE_OK) {
+			do
+				n = pread(fd, buf, want, off);
+			while (n < 0 && errno == EINTR);
+		}
+		if (n <= 0) {
+			if (*status == FILE_OK)
+				*status = n < 0 ? FILE_READ_ERROR : FILE_CHANGED;
+			memset(buf, 0, want);
+			n = (ssize_t)want;
+		}
+		XXH3_128bits_update(h, buf, (size_t)n);
+		rc = chan_data_commit(c->ch, (size_t)n);
+		off += n;
+		len -= (uint64_t)n;
+		ratelimit_take(&c->rl, (uint64_t)n);
+		if (pg)
+			progress_bytes(pg, (uint64_t)n);
+	}
+	return rc;
+}
+
+/* Where the next data extent at or after off starts and ends (sparse files). */
+static void next_extent(int fd, off_t off, off_t size, off_t *data, off_t *end)
+{
+	*data = off;
+	*end = size;
+	if (size < (off_t)SPARSE_MIN)
+		return;
+	off_t d = lseek(fd, off, SEEK_DATA);
+	if (d < 0) {
+		if (errno == ENXIO)
+			*data = size;   /* only a hole is left */
+		return;
+	}
+	*data = d < size ? d : size;
+	off_t e = lseek(fd, *data, SEEK_HOLE);
+	if (e > *data && e < size)
+		*end = e;
+}
+
+int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
+		  struct xfer_stats *st, struct progress *pg)
+{
+	struct stat sb;
+	uint8_t status = FILE_OK;
+	XXH3_state_t *h;
+	int rc;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		xfer_error(st, "%s: no longer a regular file", path);
+		return filedata_send_failed(c, index);
+	}
+	if (pg)
+		progress_file(pg, path, (uint64_t)sb.st_size);
+	h = XXH3_createState();
+	if (!h)
+		return err_set(-ENOMEM, "out of memory");
+	XXH3_128bits_reset(h);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	rc = send_begin(c, index, &sb);
+	for (off_t off = 0; rc == 0 && off < sb.st_size;) {
+		off_t data, end;
+		next_extent(fd, off, sb.st_size, &data, &end);
+		if (data > off) {
+			rc = conn_send_len(c, MSG_HOLE, (uint64_t)(data - off));
+			hash_zeros(h, (uint64_t)(data - off));
+			off = data;
+			continue;
+		}
+		rc = stream_extent(c, fd, off, (uint64_t)(end - off), h, &status, pg);
+		st->bytes_data += (uint64_t)(end - off);
+		off = end;
+	}
+	if (rc == 0)
+		rc = send_end(c, status, h);
+	XXH3_freeState(h);
+	if (rc == 0 && status != FILE_OK)
+		xfer_error(st, "%s: %s while it was sent", path,
+			   status == FILE_CHANGED ? "file shrank" : "read error");
+	else if (rc == 0)
+		st->files_sent++;
+	return rc;
+}
+
+static int recv_extent(struct conn *c, uint64_t len, struct afile *f, XXH3_state_t *h,
+		       int *ok, char *why, size_t whylen, struct progress *pg)
+{
+	while (len) {
+		const uint8_t *p;
+		size_t n;
+		int rc = chan_data_recv(c->ch, len, &p, &n);
+		if (rc < 0)
+			return rc;
+		XXH3_128bits_update(h, p, n);
+		if (f && *ok && afile_write(f, p, n) < 0) {
+			*ok = 0;
+			snprintf(why, whylen, "%s", err_msg());
+		}
+		len -= n;
+		ratelimit_take(&c->rl, n);
+		if (pg)
+			progress_bytes(pg, n);
+	}
+	return 0;
+}
+
+int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f,
+		  struct xfer_stats *st, struct progress *pg, const char **why)
+{
+	static _Thread_local char reason[512];
+	struct msg m;
+	uint64_t off = 0;
+	int ok = f != NULL, rc;
+	XXH3_state_t *h = XXH3_createState();
+
+	if (!h)
+		return err_set(-ENOMEM, "out of memory");
+	XXH3_128bits_reset(h);
+	snprintf(reason, sizeof reason, "not written");
+	*why = reason;
+	for (;;) {
+		if ((rc = conn_recv(c, &m)) < 0)
+			break;
+		if (m.type == MSG_FILE_END)
+			break;
+		if ((m.type != MSG_DATA && m.type != MSG_HOLE) || m.u.len.len > fb->size - off) {
+			rc = err_set(-EBADMSG, "protocol: unexpected %s inside a file's data",
+				     msg_type_name(m.type));
+			break;
+		}
+		if (m.type == MSG_HOLE) {
+			hash_zeros(h, m.u.len.len);
+			if (f && ok && afile_skip(f, (off_t)m.u.len.len) < 0) {
+				ok = 0;
+				snprintf(reason, sizeof reason, "%s", err_msg());
+			}
+		} else {
+			rc = recv_extent(c, m.u.len.len, f, h, &ok, reason, sizeof reason, pg);
+			if (rc < 0)
+				break;
+			st->bytes_data += m.u.len.len;
+		}
+		off += m.u.len.len;
+	}
+	if (rc == 0 && off != fb->size)
+		rc = err_set(-EBADMSG, "protocol: file data ended after %llu of %llu bytes",
+			     (unsigned long long)off, (unsigned long long)fb->size);
+	if (rc == 0 && m.u.file_end.status != FILE_OK) {
+		snprintf(reason, sizeof reason, "the sender could not read it completely");
+		ok = 0;
+	}
+	if (rc == 0 && ok && m.u.file_end.has_hash) {
+		uint8_t mine[MSG_HASH_LEN];
+		hash_out(h, mine);
+		if (memcmp(mine, m.u.file_end.hash, MSG_HASH_LEN)) {
+			snprintf(reason, sizeof reason, "whole-file hash mismatch");
+			ok = 0;
+		}
+	}
+	XXH3_freeState(h);
+	return rc < 0 ? rc : ok;
+}

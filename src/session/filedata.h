@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* One file's data on the wire: FILE_BEGIN, then DATA (followed by the bytes,
+ * by the channel's protection level) and HOLE messages, then FILE_END with
+ * the whole-file xxh3-128 the receiver checks before the rename. */
+#ifndef FERRY_SESSION_FILEDATA_H
+#define FERRY_SESSION_FILEDATA_H
+
+#include <stdint.h>
+
+#include "fs/afile.h"
+#include "session/conn.h"
+#include "session/xfer.h"
+
+struct progress;
+
+/* Sends the open regular file fd as entry `index`. Read errors become a
+ * FILE_END the receiver discards (counted in st); only a failing connection
+ * is returned as an error. */
+int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
+		  struct xfer_stats *st, struct progress *pg);
+/* FILE_BEGIN + FILE_END(READ_ERROR) for a file that could not be opened. */
+int filedata_send_failed(struct conn *c, uint32_t index);
+
+/* Receives the data of a file announced by `fb` into f (which may be NULL to
+ * discard it). Returns 1 when the data is complete and the hash matches, 0
+ * when the file must be discarded (*why says why), <0 when the session fails. */
+int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f,
+		  struct xfer_stats *st, struct progress *pg, const char **why);
+
+/* xxh3-128 of a whole file, canonical (big-endian) bytes. */
+int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN]);
+
+#endif

@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: MIT */
+/* The receiving role: decides entry by entry what it needs (WANT), writes
+ * each file through the atomic writer, applies directory metadata once the
+ * directory's files are in, mirrors deletions, and reports a RESULT after the
+ * data is on disk. Everything goes through the jail: paths from the peer are
+ * checked, symlinks are never followed. */
+#include "session/receiver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/dirlist.h"
+#include "fs/meta.h"
+#include "fs/sync.h"
+#include "session/filedata.h"
+#include "session/progress.h"
+#include "util/err.h"
+#include "util/log.h"
+
+struct want {
+	uint32_t index;
+	char *path;             /* local path in the jail, owned */
+};
+
+struct dmeta {
+	uint64_t after;         /* apply once this many wants are done */
+	uint32_t mode;
+	struct timespec mtime;
+	char *path;             /* owned */
+};
+
+struct receiver {
+	struct conn *c;
+	const struct jail *j;
+	const struct xfer_opts *o;
+	const struct xfer_hooks *h;
+	struct xfer_stats *st;
+	char root[PATH_MAX_WIRE + 1];   /* the transfer root inside the jail */
+	int dry;
+	/* single-file mode: the one file is written under this name */
+	int single;
+	char single_name[NAME_MAX_WIRE + 1];
+	/* the listing being received */
+	char cur[PATH_MAX_WIRE + 1];
+	int cur_fd;
+	uint8_t cur_flags;
+	int in_listing;
+	char **names;
+	size_t nnames, capnames;
+	/* wanted files, in the order their data will come */
+	struct want *wq;
+	size_t wcap, whead, wcount;
+	uint64_t wants_enq, wants_done;
+	/* directory metadata waiting for the directory's files */
+	struct dmeta *mq;
+	size_t mcap, mhead, mcount;
+	uint32_t index, decided_sent;
+	int end_seen;
+	/* the directory the last file was written to */
+	char data_dir[PATH_MAX_WIRE + 1];
+	int data_fd;
+	struct msg m;
+};
+
+static void join(char *dst, size_t cap, const char *a, const char *b)
+{
+	if (!a[0])
+		snprintf(dst, cap, "%s", b);
+	else if (!b[0])
+		snprintf(dst, cap, "%s", a);
+	else
+		snprintf(dst, cap, "%s/%s", a, b);
+}
+
+static int local_of(struct receiver *r, const char *wpath, char *out, size_t cap)
+{
+	join(out, cap, r->root, wpath);
+	if (strlen(out) > PATH_MAX_WIRE)
+		return err_set(-ENAMETOOLONG, "%s: path too long", out);
+	return 0;
+}
+
+static void report(struct receiver *r, int kind, const char *wpath)
+{
+	if (r->h->change) {
+		r->h->change(r->h->ctx, kind, wpath);
+	} else if (r->o->flags & REQ_CHANGES) {
+		struct msg m = { .type = MSG_CHANGE };
+		m.u.change.kind = (uint8_t)kind;
+		snprintf(m.u.change.path, sizeof m.u.change.path, "%s", wpath);
+		conn_send(r->c, &m);
+	}
+}
+
+static void file_error(struct receiver *r, const char *wpath, const char *what)
+{
+	xfer_error(r->st, "%s: %s", wpath, what);
+	report(r, CHG_ERROR, wpath);
+}
+
+/* --- directory metadata, applied after the directory's files ---------------- */
+
+static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char *lp)
+{
+	if (r->mcount == r->mcap) {
+		size_t ncap = r->mcap ? r->mcap * 2 : 64;
+		struct dmeta *n = malloc(ncap * sizeof *n);
+		if (!n)
+			return err_set(-ENOMEM, "out of memory");
+		for (size_t k = 0; k < r->mcount; k++)
+			n[k] = r->mq[(r->mhead + k) % r->mcap];
+		free(r->mq);
+		r->mq = n;
+		r->mcap = ncap;
+		r->mhead = 0;
+	}
+	struct dmeta *d = &r->mq[(r->mhead + r->mcount) % r->mcap];
+	d->path = strdup(lp);
+	if (!d->path)
+		return err_set(-ENOMEM, "out of memory");
+	d->after = r->wants_enq;
+	d->mode = dm->mode;
+	d->mtime.tv_sec = (time_t)dm->mtime_s;
+	d->mtime.tv_nsec = dm->mtime_ns;
+	r->mcount++;
+	return 0;
+}
+
+static void meta_apply_ready(struct receiver *r, int all)
+{
+	while (r->mcount) {
+		struct dmeta *d = &r->mq[r->mhead];
+		if (!all && d->after > r->wants_done)
+			break;
+		int fd = jail_open_dir(r->j, d->path, O_RDONLY);
+		if (fd < 0 || fchmod(fd, d->mode) < 0 ||
+		    futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, d->mtime }) < 0)
+			xfer_error(r->st, "%s: cannot set directory metadata: %s",
+				   d->path[0] ? d->path : ".", fd < 0 ? err_msg() : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(d->path);
+		r->mhead = (r->mhead + 1) % r->mcap;
+		r->mcount--;
+	}
+}
+
+/* --- the listing of one directory ------------------------------------------ */
+
+static void names_clear(struct receiver *r)
+{
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	r->nnames = 0;
+}
+
+static int names_add(struct receiver *r, const char *name)
+{
+	if (r->nnames == r->capnames) {
+		size_t ncap = r->capnames ? r->capnames * 2 : 64;
+		char **n = realloc(r->names, ncap * sizeof *n);
+		if (!n)
+			return err_set(-ENOMEM, "out of memory");
+		r->names = n;
+		r->capnames = ncap;
+	}
+	r->names[r->nnames] = strdup(name);
+	if (!r->names[r->nnames])
+		return err_set(-ENOMEM, "out of memory");
+	r->nnames++;
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The single-file case of rsync: "push file host:mod/new" writes "new". */
+static int setup_root(struct receiver *r, const struct m_dir_begin *db, uint32_t flags)
+{
+	struct stat st;
+	const char *leaf;
+
+	if ((db->flags & DIRB_SINGLE) && r->root[0] && !(flags & REQ_SLASH)) {
+		int pfd = jail_open_parent(r->j, r->root, &leaf);
+		int isdir = pfd >= 0 && fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode);
+		if (pfd >= 0)
+			close(pfd);
+		if (pfd >= 0 && !isdir) {
+			r->single = 1;
+			snprintf(r->single_name, sizeof r->single_name, "%s", leaf);
+			char *slash = strrchr(r->root, '/');
+			if (slash)
+				*slash = '\0';
+			else
+				r->root[0] = '\0';
+			return 0;
+		}
+	}
+	if (r->dry)
+		return 0;
+	/* mkdir -p of the destination inside the jail */
+	char part[PATH_MAX_WIRE + 1];
+	for (char *p = r->root; *p; p++) {
+		if (p[1] != '/' && p[1] != '\0')
+			continue;
+		snprintf(part, sizeof part, "%.*s", (int)(p - r->root + 1), r->root);
+		int rc = jail_mkdir(r->j, part, 0755);
+		if (rc < 0 && rc != -EEXIST)
+			return rc;
+	}
+	return 0;
+}
+
+static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
+{
+	char lp[PATH_MAX_WIRE + 1];
+	int rc;
+
+	if (r->in_listing)
+		return err_set(-EBADMSG, "protocol: DIR_BEGIN inside a listing");
+	if ((rc = path_check(db->path, strlen(db->path))) < 0)
+		return err_wrap(rc, "protocol: bad directory from the sender");
+	if (!db->path[0] && !r->index && (rc = setup_root(r, db, r->o->flags)) < 0)
+		return rc;
+	if ((rc = local_of(r, db->path, lp, sizeof lp)) < 0)
+		return rc;
+	if (r->cur_fd >= 0)
+		close(r->cur_fd);
+	r->cur_fd = jail_open_dir(r->j, lp, O_RDONLY);
+	if (r->cur_fd < 0 && !r->dry)
+		file_error(r, db->path[0] ? db->path : ".", err_msg());
+	snprintf(r->cur, sizeof r->cur, "%s", db->path);
+	r->cur_flags = db->flags;
+	r->in_listing = 1;
+	names_clear(r);
+	return 0;
+}
+
+static int want_push(struct receiver *r, uint32_t index, const char *lp)
+{
+	if (r->wcount == r->wcap) {
+		size_t ncap = r->wcap ? r->wcap * 2 : 256;
+		struct want *n = malloc(ncap * sizeof *n);
+		if (!n)
+			return err_set(-ENOMEM, "out of memory");
+		for (size_t k = 0; k < r->wcount; k++)
+			n[k] = r->wq[(r->whead + k) % r->wcap];
+		free(r->wq);
+		r->wq = n;
+		r->wcap = ncap;
+		r->whead = 0;
+	}
+	struct want *w = &r->wq[(r->whead + r->wcount) % r->wcap];
+	w->index = index;
+	w->path = strdup(lp);
+	if (!w->path)
+		return err_set(-ENOMEM, "out of memory");
+	r->wcount++;
+	r->wants_enq++;
+	return conn_send_len(r->c, MSG_WANT, index);
+}
+
+/* Makes room for an entry of another type: rsync -a replaces it. */
+static int clear_existing(struct receiver *r, const char *name, const char *wpath)
+{
+	int rc = fs_remove_tree(r->cur_fd, name);
+	if (rc < 0)
+		file_error(r, wpath, err_msg());
+	return rc;
+}
+
+static int same_hash(struct receiver *r, const char *name, const uint8_t *hash)
+{
+	uint8_t mine[MSG_HASH_LEN];
+	int fd = openat(r->cur_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int rc = filedata_hash_fd(fd, mine);
+	close(fd);
+	return rc == 0 && !memcmp(mine, hash, MSG_HASH_LEN);
+}
+
+static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
+		  const char *wpath, const char *lp, const struct stat *old, int exists)
+{
+	struct progress *pg = r->h->progress;
+	int fresh = exists && S_ISREG(old->st_mode) && (uint64_t)old->st_size == e->size;
+
+	r->st->files_seen++;
+	r->st->bytes_total += e->size;
+	if (fresh && (r->o->flags & REQ_CHECKSUM))
+		fresh = (e->flags & ENT_HAS_HASH) && same_hash(r, name, e->hash);
+	else if (fresh)
+		fresh = old->st_mtim.tv_sec == e->mtime_s &&
+			(uint32_t)old->st_mtim.tv_nsec == e->mtime_ns;
+	if (fresh) {
+		r->st->files_skipped++;
+		if (pg)
+			progress_skip(pg, e->size);
+		if ((old->st_mode & 07777) != e->mode) {
+			report(r, CHG_META, wpath);
+			if (!r->dry && fs_set_meta(r->cur_fd, name, e->mode, NULL) < 0)
+				file_error(r, wpath, err_msg());
+		}
+		return 0;
+	}
+	report(r, exists && S_ISREG(old->st_mode) ? CHG_UPDATE : CHG_NEW, wpath);
+	if (r->dry)
+		return 0;
+	if (exists && !S_ISREG(old->st_mode) && clear_existing(r, name, wpath) < 0)
+		return 0;
+	return want_push(r, r->index, lp);
+}
+
+static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
+		  const char *wpath, const struct stat *old, int exists)
+{
+	r->st->dirs++;
+	if (exists && S_ISDIR(old->st_mode))
+		return 0;
+	report(r, CHG_MKDIR, wpath);
+	if (r->dry)
+		return 0;
+	if (exists && clear_existing(r, name, wpath) < 0)
+		return 0;
+	/* Owner-writable until DIR_META gives the real mode, so its files can land. */
+	if (mkdirat(r->cur_fd, name, (e->mode & 07777) | 0700) < 0)
+		file_error(r, wpath, strerror(errno));
+	return 0;
+}
+
+static int on_link(struct receiver *r, const struct m_entry *e, const char *name,
+		   const char *wpath, const struct stat *old, int exists)
+{
+	char cur[MSG_MAX_PATH + 1];
+	struct timespec mt = { .tv_sec = (time_t)e->mtime_s, .tv_nsec = e->mtime_ns };
+
+	r->st->links++;
+	if (exists && S_ISLNK(old->st_mode)) {
+		ssize_t n = readlinkat(r->cur_fd, name, cur, sizeof cur - 1);
+		if (n >= 0 && (cur[n] = '\0', !strcmp(cur, e->target)))
+			return 0;
+	}
+	report(r, CHG_LINK, wpath);
+	if (r->dry)
+		return 0;
+	if (exists && S_ISDIR(old->st_mode) && clear_existing(r, name, wpath) < 0)
+		return 0;
+	if (fs_symlink_atomic(r->cur_fd, name, e->target, &mt) < 0)
+		file_error(r, wpath, err_msg());
+	return 0;
+}
+
+static int on_entry(struct receiver *r, const struct m_entry *e)
+{
+	char wpath[PATH_MAX_WIRE + 1], lp[PATH_MAX_WIRE + 1];
+	const char *name = e->name;
+	struct stat old;
+	int rc, exists;
+
+	if (!r->in_listing)
+		return err_set(-EBADMSG, "protocol: ENTRY outside a listing");
+	if (strchr(name, '/') || (rc = path_check(name, strlen(name))) < 0)
+		return err_set(-EBADMSG, "protocol: bad entry name from the sender");
+	if (r->single && !r->cur[0])
+		name = r->single_name;
+	join(wpath, sizeof wpath, r->cur, name);
+	if ((rc = local_of(r, wpath, lp, sizeof lp)) < 0 || (rc = names_add(r, name)) < 0)
+		return rc;
+	exists = r->cur_fd >= 0 && fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
+	if (r->cur_fd < 0 && !r->dry)
+		rc = 0;   /* the directory itself failed; already reported */
+	else if (e->type == ENT_REG)
+		rc = on_reg(r, e, name, wpath, lp, &old, exists);
+	else if (e->type == ENT_DIR)
+		rc = on_dir(r, e, name, wpath, &old, exists);
+	else
+		rc = on_link(r, e, name, wpath, &old, exists);
+	r->index++;
+	return rc;
+}
+
+static int on_dir_end(struct receiver *r)
+{
+	struct dirlist l = { 0 };
+	char wpath[PATH_MAX_WIRE + 1];
+
+	if (!r->in_listing)
+		return err_set(-EBADMSG, "protocol: DIR_END outside a listing");
+	r->in_listing = 0;
+	if (!(r->o->flags & REQ_DELETE) || (r->cur_flags & DIRB_SYNTHETIC) || r->cur_fd < 0)
+		return 0;
+	if (dirlist_read(r->cur_fd, &l) < 0) {
+		file_error(r, r->cur[0] ? r->cur : ".", err_msg());
+		return 0;
+	}
+	qsort(r->names, r->nnames, sizeof *r->names, cmp_name);
+	for (size_t i = 0; i < l.n; i++) {
+		const char *n = l.ents[i].name;
+		if (bsearch(&n, r->names, r->nnames, sizeof *r->names, cmp_name))
+			continue;
+		join(wpath, sizeof wpath, r->cur, n);
+		report(r, CHG_DELETE, wpath);
+		r->st->deleted++;
+		if (!r->dry && fs_remove_tree(r->cur_fd, n) < 0)
+			file_error(r, wpath, err_msg());
+	}
+	dirlist_free(&l);
+	return 0;
+}
+
+static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
+{
+	char lp[PATH_MAX_WIRE + 1];
+	int rc;
+
+	if (r->dry)
+		return 0;
+	if ((rc = path_check(dm->path, strlen(dm->path))) < 0)
+		return err_wrap(rc, "protocol: bad directory from the sender");
+	if ((rc = local_of(r, dm->path, lp, sizeof lp)) < 0)
+		return rc;
+	if ((rc = meta_push(r, dm, lp)) < 0)
+		return rc;
+	meta_apply_ready(r, 0);
+	return 0;
+}
+
+/* --- file data -------------------------------------------------------------- */
+
+static int data_dirfd(struct receiver *r, const char *lp, const char **leaf)
+{
+	const char *slash = strrchr(lp, '/');
+	size_t dlen = slash ? (size_t)(slash - lp) : 0;
+
+	*leaf = slash ? slash + 1 : lp;
+	if (r->data_fd >= 0 && strlen(r->data_dir) == dlen && !memcmp(r->data_dir, lp, dlen))
+		return r->data_fd;
+	if (r->data_fd >= 0)
+		close(r->data_fd);
+	snprintf(r->data_dir, sizeof r->data_dir, "%.*s", (int)dlen, lp);
+	r->data_fd = jail_open_dir(r->j, r->data_dir, O_RDONLY);
+	return r->data_fd;
+}
+
+static int on_file(struct receiver *r, const struct m_file_begin *fb)
+{
+	struct afile f;
+	const char *leaf, *why = NULL;
+	struct progress *pg = r->h->progress;
+	int have = 0, rc;
+
+	if (!r->wcount || r->wq[r->whead].index != fb->index)
+		return err_set(-EBADMSG, "protocol: data for entry %u, which was not asked for",
+			       fb->index);
+	struct want *w = &r->wq[r->whead];
+	const char *shown = w->path + (r->root[0] ? strlen(r->root) + 1 : 0);
+	int dfd = data_dirfd(r, w->path, &leaf);
+	if (dfd >= 0 && afile_open(&f, dfd, leaf, (off_t)fb->size, &r->o->writer) == 0)
+		have = 1;
+	else
+		file_error(r, shown, err_msg());
+	if (pg)
+		progress_file(pg, shown, fb->size);
+	rc = filedata_recv(r->c, fb, have ? &f : NULL, r->st, pg, &why);
+	if (rc == 1) {
+		struct timespec mt = { .tv_sec = (time_t)fb->mtime_s, .tv_nsec = fb->mtime_ns };
+		if (afile_commit(&f, fb->mode, &mt) == 0) {
+			r->st->files_sent++;
+		} else {
+			file_error(r, shown, err_msg());
+		}
+		if (pg)
+			progress_file_done(pg);
+	} else if (have) {
+		afile_abort(&f);
+		if (rc == 0)
+			file_error(r, shown, why);
+	}
+	free(w->path);
+	r->whead = (r->whead + 1) % r->wcap;
+	r->wcount--;
+	r->wants_done++;
+	meta_apply_ready(r, 0);
+	return rc < 0 ? rc : 0;
+}
+
+/* --- the loop --------------------------------------------------------------- */
+
+static int dispatch(struct receiver *r, const struct msg *m)
+{
+	switch (m->type) {
+	case MSG_TOTALS:
+		if (r->h->progress)
+			progress_totals(r->h->progress, m->u.totals.files, m->u.totals.bytes);
+		return 0;
+	case MSG_DIR_BEGIN:
+		return on_dir_begin(r, &m->u.dir_begin);
+	case MSG_ENTRY:
+		return on_entry(r, &m->u.entry);
+	case MSG_DIR_END:
+		return on_dir_end(r);
+	case MSG_DIR_META:
+		return on_dir_meta(r, &m->u.dir_meta);
+	case MSG_FILE_BEGIN:
+		return on_file(r, &m->u.file_begin);
+	case MSG_END:
+		if (r->in_listing)
+			return err_set(-EBADMSG, "protocol: END inside a listing");
+		r->end_seen = 1;
+		return 0;
+	default:
+		return err_set(-EBADMSG, "protocol: unexpected %s message from the sender",
+			       msg_type_name(m->type));
+	}
+}
+
+/* Decisions are sent when the input runs dry, so they travel in batches. */
+static int flush_decisions(struct receiver *r)
+{
+	int rc;
+
+	if (conn_pending(r->c))
+		return 0;
+	if (r->decided_sent != r->index) {
+		if ((rc = conn_send_len(r->c, MSG_DECIDED, r->index)) < 0)
+			return rc;
+		r->decided_sent = r->index;
+	}
+	return conn_flush(r->c);
+}
+
+static int finish(struct receiver *r)
+{
+	struct msg m = { .type = MSG_RESULT };
+
+	meta_apply_ready(r, 1);
+	if (!r->dry && !r->o->writer.fsync_each) {
+		int fd = jail_open_dir(r->j, "", O_RDONLY);
+		/* One syncfs for the whole session instead of an fsync per file. */
+		if (fd < 0 || fs_syncfs(fd) < 0)
+			xfer_error(r->st, "syncfs: %s", err_msg());
+		if (fd >= 0)
+			close(fd);
+	}
+	m.u.result.errors = r->st->errors;
+	m.u.result.files = r->st->files_sent;
+	m.u.result.bytes = r->st->bytes_data;
+	snprintf(m.u.result.message, sizeof m.u.result.message, "%s", r->st->first_error);
+	int rc = conn_send(r->c, &m);
+	return rc < 0 ? rc : conn_flush(r->c);
+}
+
+static void cleanup(struct receiver *r)
+{
+	names_clear(r);
+	free(r->names);
+	while (r->wcount) {
+		free(r->wq[r->whead].path);
+		r->whead = (r->whead + 1) % r->wcap;
+		r->wcount--;
+	}
+	free(r->wq);
+	while (r->mcount) {
+		free(r->mq[r->mhead].path);
+		r->mhead = (r->mhead + 1) % r->mcap;
+		r->mcount--;
+	}
+	free(r->mq);
+	if (r->cur_fd >= 0)
+		close(r->cur_fd);
+	if (r->data_fd >= 0)
+		close(r->data_fd);
+}
+
+int receiver_run(struct conn *c, const struct jail *j, const char *root,
+		 const struct xfer_opts *o, const struct xfer_hooks *h, struct xfer_stats *st)
+{
+	struct receiver *r = calloc(1, sizeof *r);
+	int rc = 0;
+
+	if (!r)
+		return err_set(-ENOMEM, "out of memory");
+	r->c = c;
+	r->j = j;
+	r->o = o;
+	r->h = h;
+	r->st = st;
+	r->dry = !!(o->flags & REQ_DRY_RUN);
+	r->cur_fd = -1;
+	r->data_fd = -1;
+	snprintf(r->root, sizeof r->root, "%s", root);
+	while (rc == 0 && !(r->end_seen && !r->wcount)) {
+		rc = conn_recv(c, &r->m);
+		if (rc == 0)
+			rc = dispatch(r, &r->m);
+		if (rc == 0)
+			rc = flush_decisions(r);
+	}
+	if (rc == 0)
+		rc = finish(r);
+	cleanup(r);
+	free(r);
+	return rc;
+}
+
+/* ls: the listing only; nothing is asked for and nothing touched. */
+int receiver_list(struct conn *c, const struct xfer_hooks *h)
+{
+	struct msg *m = malloc(sizeof *m);
+	uint32_t index = 0;
+	int rc = 0, end = 0;
+	char dir[PATH_MAX_WIRE + 1] = "", wpath[PATH_MAX_WIRE + 1];
+
+	if (!m)
+		return err_set(-ENOMEM, "out of memory");
+	while (rc == 0 && !end) {
+		if ((rc = conn_recv(c, m)) < 0)
+			break;
+		switch (m->type) {
+		case MSG_TOTALS:
+		case MSG_DIR_END:
+		case MSG_DIR_META:
+			break;
+		case MSG_DIR_BEGIN:
+			snprintf(dir, sizeof dir, "%s", m->u.dir_begin.path);
+			break;
+		case MSG_ENTRY:
+			join(wpath, sizeof wpath, dir, m->u.entry.name);
+			if (h->entry)
+				h->entry(h->ctx, m->u.entry.type, m->u.entry.mode, m->u.entry.size,
+					 m->u.entry.mtime_s, wpath, m->u.entry.target);
+			index++;
+			if (!(index & 1023))
+				rc = conn_send_len(c, MSG_DECIDED, index);
+			break;
+		case MSG_END:
+			end = 1;
+			break;
+		default:
+			rc = err_set(-EBADMSG, "protocol: unexpected %s in a listing",
+				     msg_type_name(m->type));
+		}
+		if (rc == 0 && !end && !conn_pending(c))
+			rc = conn_flush(c);
+	}
+	if (rc == 0) {
+		m->type = MSG_DECIDED;
+		m->u.index.index = index;
+		rc = conn_send(c, m);
+	}
+	if (rc == 0) {
+		memset(m, 0, sizeof *m);
+		m->type = MSG_RESULT;
+		rc = conn_send(c, m);
+	}
+	if (rc == 0)
+		rc = conn_flush(c);
+	free(m);
+	return rc;
+}

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/* The sending role: walks the source one directory at a time, streams the
+ * entries without waiting, and sends a file's data when the receiver asks for
+ * it (WANT). A bounded window of undecided files is all it remembers. */
+#include "session/sender.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/dirlist.h"
+#include "session/filedata.h"
+#include "session/progress.h"
+#include "util/err.h"
+#include "util/log.h"
+
+enum pstate { P_UNDECIDED = 0, P_WANTED = 1, P_SKIPPED = 2 };
+
+struct pending {
+	uint32_t index;
+	uint8_t state;
+	uint16_t src;
+	char *path;             /* wire path, owned */
+};
+
+struct sender {
+	struct conn *c;
+	const struct source *srcs;
+	size_t nsrc;
+	const struct xfer_opts *o;
+	const struct xfer_hooks *h;
+	struct xfer_stats *st;
+	struct pending *ring;   /* owned, cap entries */
+	size_t cap, head, count;
+	uint32_t next_index;
+	uint32_t decided;
+	unsigned since_poll;
+	int have_result;
+	struct msg m;           /* scratch for receiving */
+	struct msg out;         /* scratch for sending */
+};
+
+static void join(char *dst, size_t cap, const char *a, const char *b)
+{
+	if (!a[0])
+		snprintf(dst, cap, "%s", b);
+	else if (!b[0])
+		snprintf(dst, cap, "%s", a);
+	else
+		snprintf(dst, cap, "%s/%s", a, b);
+}
+
+static int local_path(const struct source *s, const char *wpath, char *out, size_t cap)
+{
+	join(out, cap, s->base, wpath);
+	if (strlen(out) > PATH_MAX_WIRE)
+		return err_set(-ENAMETOOLONG, "%s: path too long", out);
+	return 0;
+}
+
+/* Opens a file of the source for reading, never through a symlink. */
+static int open_source_file(const struct source *s, const char *wpath)
+{
+	char lp[PATH_MAX_WIRE + 1];
+	const char *leaf;
+	int rc = local_path(s, wpath, lp, sizeof lp);
+	if (rc < 0)
+		return rc;
+	int dfd = jail_open_parent(s->jail, lp, &leaf);
+	if (dfd < 0)
+		return dfd;
+	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	int e = errno;
+	close(dfd);
+	if (fd < 0)
+		return err_sys(-e, "%s: open", wpath);
+	return fd;
+}
+
+/* --- incoming decisions --------------------------------------------------- */
+
+static struct pending *ring_at(struct sender *s, size_t k)
+{
+	return &s->ring[(s->head + k) % s->cap];
+}
+
+static void ring_pop(struct sender *s)
+{
+	struct pending *p = ring_at(s, 0);
+	free(p->path);
+	p->path = NULL;
+	s->head = (s->head + 1) % s->cap;
+	s->count--;
+}
+
+static int on_want(struct sender *s, uint32_t index)
+{
+	for (size_t k = 0; k < s->count; k++) {
+		struct pending *p = ring_at(s, k);
+		if (p->index == index && p->state == P_UNDECIDED) {
+			p->state = P_WANTED;
+			return 0;
+		}
+		if (p->index > index)
+			break;
+		if (p->state == P_UNDECIDED)
+			p->state = P_SKIPPED;   /* decisions come in order */
+	}
+	return err_set(-EBADMSG, "protocol: WANT for entry %u, which is not pending", index);
+}
+
+static int handle(struct sender *s, const struct msg *m)
+{
+	switch (m->type) {
+	case MSG_WANT:
+		return on_want(s, m->u.index.index);
+	case MSG_DECIDED:
+		s->decided = m->u.index.index;
+		return 0;
+	case MSG_CHANGE:
+		if (s->h->change)
+			s->h->change(s->h->ctx, m->u.change.kind, m->u.change.path);
+		return 0;
+	case MSG_RESULT:
+		s->have_result = 1;
+		s->st->errors += m->u.result.errors;
+		if (m->u.result.errors && !s->st->first_error[0])
+			snprintf(s->st->first_error, sizeof s->st->first_error, "%s",
+				 m->u.result.message);
+		return 0;
+	default:
+		return err_set(-EBADMSG, "protocol: unexpected %s message from the receiver",
+			       msg_type_name(m->type));
+	}
+}
+
+static int recv_one(struct sender *s)
+{
+	int rc = conn_recv(s->c, &s->m);
+	return rc < 0 ? rc : handle(s, &s->m);
+}
+
+/* --- sending files -------------------------------------------------------- */
+
+static int send_wanted(struct sender *s, struct pending *p)
+{
+	const struct source *src = &s->srcs[p->src];
+	struct progress *pg = s->h->progress;
+	int fd = open_source_file(src, p->path);
+	int rc;
+
+	if (fd < 0) {
+		xfer_error(s->st, "%s", err_msg());
+		return filedata_send_failed(s->c, p->index);
+	}
+	rc = filedata_send(s->c, fd, p->index, p->path, s->st, pg);
+	close(fd);
+	if (pg && rc == 0)
+		progress_file_done(pg);
+	return rc;
+}
+
+/* Serves what the receiver asked for and reads its decisions. Returns once
+ * there is room for another undecided file (room = 1), or once every file
+ * is decided and sent (room = 0). */
+static int pump(struct sender *s, int room)
+{
+	int rc;
+
+	for (;;) {
+		while (s->count) {
+			struct pending *p = ring_at(s, 0);
+			if (p->state == P_UNDECIDED && p->index < s->decided)
+				p->state = P_SKIPPED;
+			if (p->state == P_SKIPPED) {
+				ring_pop(s);
+				continue;
+			}
+			if (p->state != P_WANTED)
+				break;
+			rc = send_wanted(s, p);
+			if (rc < 0)
+				return rc;
+			ring_pop(s);
+		}
+		int satisfied = room ? s->count < s->cap : s->count == 0;
+		/* Peek for decisions only now and then: a poll() per entry would
+		 * cost more than the entries themselves. */
+		if (satisfied && (++s->since_poll < 64 || !conn_pending(s->c)))
+			return 0;
+		s->since_poll = 0;
+		if (!satisfied && (rc = conn_flush(s->c)) < 0)
+			return rc;
+		if ((rc = recv_one(s)) < 0)
+			return rc;
+	}
+}
+
+/* --- the walk ------------------------------------------------------------- */
+
+static int entry_type(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return ENT_REG;
+	if (S_ISDIR(mode))
+		return ENT_DIR;
+	if (S_ISLNK(mode))
+		return ENT_LNK;
+	return 0;
+}
+
+static int hash_file(const struct source *src, const char *wpath, uint8_t out[MSG_HASH_LEN])
+{
+	int fd = open_source_file(src, wpath);
+	if (fd < 0)
+		return fd;
+	int rc = filedata_hash_fd(fd, out);
+	close(fd);
+	return rc;
+}
+
+/* Sends one ENTRY; dfd is the directory holding it (for readlink). */
+static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
+		      const char *wpath, const struct stat *st)
+{
+	struct m_entry *e = &s->out.u.entry;
+	int type = entry_type(st->st_mode);
+	int rc;
+
+	if (!type) {
+		log_info("%s: skipping special file", wpath);
+		return 0;
+	}
+	s->out.type = MSG_ENTRY;
+	memset(e, 0, offsetof(struct m_entry, name));
+	e->type = (uint8_t)type;
+	e->mode = st->st_mode & 07777;
+	e->size = type == ENT_REG ? (uint64_t)st->st_size : 0;
+	e->mtime_s = st->st_mtim.tv_sec;
+	e->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+	snprintf(e->name, sizeof e->name, "%s", name);
+	e->target[0] = '\0';
+	if (type == ENT_LNK) {
+		ssize_t n = readlinkat(dfd, name, e->target, MSG_MAX_PATH);
+		if (n < 0 || n >= MSG_MAX_PATH) {
+			xfer_error(s->st, "%s: readlink failed or target too long", wpath);
+			return 0;
+		}
+		e->target[n] = '\0';
+		s->st->links++;
+	}
+	if (type == ENT_REG) {
+		if ((rc = pump(s, 1)) < 0)
+			return rc;
+		if ((s->o->flags & REQ_CHECKSUM) && hash_file(&s->srcs[si], wpath, e->hash) == 0)
+			e->flags |= ENT_HAS_HASH;
+		struct pending *p = ring_at(s, s->count);
+		p->index = s->next_index;
+		p->state = P_UNDECIDED;
+		p->src = si;
+		p->path = strdup(wpath);
+		if (!p->path)
+			return err_set(-ENOMEM, "out of memory");
+		s->count++;
+		s->st->files_seen++;
+		s->st->bytes_total += e->size;
+	}
+	if (type == ENT_DIR)
+		s->st->dirs++;
+	if (s->h->entry)
+		s->h->entry(s->h->ctx, type, e->mode, e->size, e->mtime_s, wpath, e->target);
+	s->next_index++;
+	return conn_send(s->c, &s->out);
+}
+
+static int send_dir_msg(struct sender *s, uint8_t type, uint8_t flags, const char *path,
+			const struct stat *st)
+{
+	s->out.type = type;
+	if (type == MSG_DIR_BEGIN) {
+		s->out.u.dir_begin.flags = flags;
+		snprintf(s->out.u.dir_begin.path, sizeof s->out.u.dir_begin.path, "%s", path);
+	} else if (type == MSG_DIR_META) {
+		s->out.u.dir_meta.mode = st->st_mode & 07777;
+		s->out.u.dir_meta.mtime_s = st->st_mtim.tv_sec;
+		s->out.u.dir_meta.mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+		snprintf(s->out.u.dir_meta.path, sizeof s->out.u.dir_meta.path, "%s", path);
+	}
+	return conn_send(s->c, &s->out);
+}
+
+static int walk_dir(struct sender *s, uint16_t si, const char *wpath);
+
+/* Lists one directory (open as dfd) under wire path `wpath`, then descends. */
+static int walk_listing(struct sender *s, uint16_t si, int dfd, const char *wpath,
+			uint8_t flags)
+{
+	struct dirlist l = { 0 };
+	struct stat dst;
+	char child[PATH_MAX_WIRE + 1];
+	int rc = dirlist_read(dfd, &l);
+
+	if (rc < 0 || fstat(dfd, &dst) < 0) {
+		xfer_error(s->st, "%s: cannot list directory: %s", wpath[0] ? wpath : ".",
+			   rc < 0 ? err_msg() : "fstat failed");
+		dirlist_free(&l);
+		return 0;
+	}
+	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		join(child, sizeof child, wpath, l.ents[i].name);
+		rc = emit_entry(s, si, dfd, l.ents[i].name, child, &l.ents[i].st);
+	}
+	if (rc == 0)
+		rc = send_dir_msg(s, MSG_DIR_END, 0, NULL, NULL);
+	for (size_t i = 0; rc == 0 && !(s->o->flags & REQ_NO_RECURSE) && i < l.n; i++) {
+		if (!S_ISDIR(l.ents[i].st.st_mode))
+			continue;
+		join(child, sizeof child, wpath, l.ents[i].name);
+		rc = walk_dir(s, si, child);
+	}
+	if (rc == 0 && !(s->o->flags & REQ_NO_RECURSE))
+		rc = send_dir_msg(s, MSG_DIR_META, 0, wpath, &dst);
+	dirlist_free(&l);
+	return rc;
+}
+
+static int walk_dir(struct sender *s, uint16_t si, const char *wpath)
+{
+	char lp[PATH_MAX_WIRE + 1];
+	int rc = local_path(&s->srcs[si], wpath, lp, sizeof lp);
+	if (rc < 0) {
+		xfer_error(s->st, "%s", err_msg());
+		return 0;
+	}
+	int dfd = jail_open_dir(s->srcs[si].jail, lp, O_RDONLY);
+	if (dfd < 0) {
+		xfer_error(s->st, "%s: %s", wpath, err_msg());
+		return 0;
+	}
+	rc = walk_listing(s, si, dfd, wpath, 0);
+	close(dfd);
+	return rc;
+}
+
+/* The root listing: the named sources themselves (rsync's "src"), or with one
+ * source ending in '/', that directory's contents. */
+static int walk_root(struct sender *s)
+{
+	const struct source *src = &s->srcs[0];
+	int rc;
+
+	if (s->nsrc == 1 && !src->top[0]) {
+		int dfd = jail_open_dir(src->jail, src->base, O_RDONLY);
+		if (dfd < 0)
+			return dfd;
+		rc = walk_listing(s, 0, dfd, "", 0);
+		close(dfd);
+		return rc;
+	}
+	struct stat *sts = calloc(s->nsrc, sizeof *sts);
+	if (!sts)
+		return err_set(-ENOMEM, "out of memory");
+	int single = s->nsrc == 1;
+	for (size_t i = 0; i < s->nsrc; i++) {
+		char lp[PATH_MAX_WIRE + 1];
+		const char *leaf;
+		join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
+		int dfd = jail_open_parent(s->srcs[i].jail, lp, &leaf);
+		if (dfd < 0 || fstatat(dfd, leaf, &sts[i], AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = dfd < 0 ? dfd : err_sys(-errno, "%s", lp);
+			if (dfd >= 0)
+				close(dfd);
+			free(sts);
+			return rc;
+		}
+		close(dfd);
+		single = single && S_ISREG(sts[i].st_mode);
+	}
+	rc = send_dir_msg(s, MSG_DIR_BEGIN, DIRB_SYNTHETIC | (single ? DIRB_SINGLE : 0), "", NULL);
+	for (size_t i = 0; rc == 0 && i < s->nsrc; i++) {
+		char lp[PATH_MAX_WIRE + 1];
+		const char *leaf;
+		join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
+		int dfd = jail_open_parent(s->srcs[i].jail, lp, &leaf);
+		if (dfd < 0) {
+			rc = dfd;
+			break;
+		}
+		rc = emit_entry(s, (uint16_t)i, dfd, s->srcs[i].top, s->srcs[i].top, &sts[i]);
+		close(dfd);
+	}
+	if (rc == 0)
+		rc = send_dir_msg(s, MSG_DIR_END, 0, NULL, NULL);
+	for (size_t i = 0; rc == 0 && !(s->o->flags & REQ_NO_RECURSE) && i < s->nsrc; i++)
+		if (S_ISDIR(sts[i].st_mode))
+			rc = walk_dir(s, (uint16_t)i, s->srcs[i].top);
+	free(sts);
+	return rc;
+}
+
+/* --- totals --------------------------------------------------------------- */
+
+static void count_tree(const struct jail *j, const char *lp, int depth, uint64_t *files,
+		       uint64_t *bytes)
+{
+	struct dirlist l = { 0 };
+	char child[PATH_MAX_WIRE + 1];
+	int dfd = jail_open_dir(j, lp, O_RDONLY);
+
+	if (dfd < 0 || depth > 2048)
+		return;
+	if (dirlist_read(dfd, &l) == 0) {
+		for (size_t i = 0; i < l.n; i++) {
+			if (S_ISREG(l.ents[i].st.st_mode)) {
+				(*files)++;
+				*bytes += (uint64_t)l.ents[i].st.st_size;
+			} else if (S_ISDIR(l.ents[i].st.st_mode)) {
+				join(child, sizeof child, lp, l.ents[i].name);
+				count_tree(j, child, depth + 1, files, bytes);
+			}
+		}
+	}
+	dirlist_free(&l);
+	close(dfd);
+}
+
+/* TOTALS lets the client show an overall percentage and ETA; it costs one
+ * extra metadata walk, so it is only done when the client asks (-P). */
+static int send_totals(struct sender *s)
+{
+	uint64_t files = 0, bytes = 0;
+
+	for (size_t i = 0; i < s->nsrc; i++) {
+		char lp[PATH_MAX_WIRE + 1];
+		struct stat st;
+		const char *leaf;
+		join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
+		int dfd = jail_open_parent(s->srcs[i].jail, lp[0] ? lp : ".", &leaf);
+		if (lp[0] && dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode)) {
+			files++;
+			bytes += (uint64_t)st.st_size;
+		} else {
+			count_tree(s->srcs[i].jail, lp, 0, &files, &bytes);
+		}
+		if (dfd >= 0)
+			close(dfd);
+	}
+	s->out.type = MSG_TOTALS;
+	s->out.u.totals.files = files;
+	s->out.u.totals.bytes = bytes;
+	if (s->h->progress)
+		progress_totals(s->h->progress, files, bytes);
+	return conn_send(s->c, &s->out);
+}
+
+int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const struct xfer_opts *o,
+	       const struct xfer_hooks *h, struct xfer_stats *st)
+{
+	struct sender *s = calloc(1, sizeof *s);
+	int rc;
+
+	if (!s)
+		return err_set(-ENOMEM, "out of memory");
+	s->c = c;
+	s->srcs = srcs;
+	s->nsrc = nsrc;
+	s->o = o;
+	s->h = h;
+	s->st = st;
+	s->cap = o->window > 0 ? (size_t)o->window : XFER_DEFAULT_WINDOW;
+	s->ring = calloc(s->cap, sizeof *s->ring);
+	if (!s->ring) {
+		free(s);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	rc = (o->flags & REQ_TOTALS) ? send_totals(s) : 0;
+	if (rc == 0)
+		rc = walk_root(s);
+	if (rc == 0) {
+		s->out.type = MSG_END;
+		rc = conn_send(c, &s->out);
+	}
+	if (rc == 0)
+		rc = pump(s, 0);
+	if (rc == 0)
+		rc = conn_flush(c);
+	while (rc == 0 && !s->have_result)
+		rc = recv_one(s);
+	while (s->count)
+		ring_pop(s);
+	free(s->ring);
+	free(s);
+	return rc;
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+#include "session/server.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proto/msg.h"
+#include "session/conn.h"
+#include "session/receiver.h"
+#include "session/sender.h"
+#include "util/err.h"
+#include "util/log.h"
+
+static const char *prot_name(int p)
+{
+	return p == PROT_ENCRYPT ? "encrypt" : p == PROT_INTEGRITY ? "integrity" : "none";
+}
+
+static int refuse(struct conn *c, uint16_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(struct conn *c, uint16_t code, const char *fmt, ...)
+{
+	struct msg m = { .type = MSG_REFUSE };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.u.refuse.reason, sizeof m.u.refuse.reason, fmt, ap);
+	va_end(ap);
+	m.u.refuse.code = code;
+	log_warn("refused: %s", m.u.refuse.reason);
+	if (conn_send(c, &m) == 0)
+		conn_flush(c);
+	return 1;
+}
+
+/* Everything that must hold before the module's files are touched. */
+static int authorize(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
+		     const struct module_cfg **out)
+{
+	const struct module_cfg *mod = config_module(sc->cfg, rq->module);
+	char fpr[KEY_FPR_LEN];
+	const char *keys;
+
+	key_fingerprint(sc->peer->pub, fpr);
+	if (!mod)
+		return refuse(c, REF_UNKNOWN_MODULE, "unknown module '%s'", rq->module);
+	keys = mod->authorized_keys ? mod->authorized_keys : sc->cfg->global.authorized_keys;
+	if (!keys)
+		return refuse(c, REF_NOT_AUTHORIZED,
+			      "module '%s' has no authorized keys configured", rq->module);
+	int ok = keys_authorized(keys, sc->peer->pub);
+	if (ok < 0) {
+		log_err("%s", err_msg());
+		return refuse(c, REF_INTERNAL, "module '%s': the server cannot read its key list",
+			      rq->module);
+	}
+	if (!ok)
+		return refuse(c, REF_NOT_AUTHORIZED, "key %s is not authorized for module '%s'",
+			      fpr, rq->module);
+	if (rq->protection < mod->protection)
+		return refuse(c, REF_PROTECTION,
+			      "module '%s' requires protection '%s' or stronger (asked: '%s')",
+			      rq->module, prot_name(mod->protection), prot_name(rq->protection));
+	if (rq->op == OP_PUSH && mod->read_only)
+		return refuse(c, REF_READ_ONLY, "module '%s' is read-only", rq->module);
+	if (path_check(rq->path, strlen(rq->path)) < 0)
+		return refuse(c, REF_BAD_PATH, "%s", err_msg());
+	log_info("key %s: %s module '%s' path '%s' protection %s", fpr,
+		 rq->op == OP_PUSH ? "push to" : rq->op == OP_PULL ? "pull from" : "list",
+		 rq->module, rq->path, prot_name(rq->protection));
+	*out = mod;
+	return 0;
+}
+
+/* The source of a pull or ls inside the module: "dir/" sends the contents,
+ * "dir" the directory itself, "" the module's root contents. */
+static void source_of(struct source *s, struct jail *j, const char *path, uint32_t flags)
+{
+	const char *slash = strrchr(path, '/');
+
+	s->jail = j;
+	if (!path[0] || (flags & REQ_SLASH)) {
+		snprintf(s->base, sizeof s->base, "%s", path);
+		s->top[0] = '\0';
+	} else {
+		snprintf(s->base, sizeof s->base, "%.*s", slash ? (int)(slash - path) : 0, path);
+		snprintf(s->top, sizeof s->top, "%s", slash ? slash + 1 : path);
+	}
+}
+
+static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
+		  struct jail *j)
+{
+	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer };
+	struct xfer_hooks h = { 0 };
+	struct xfer_stats st = { 0 };
+	struct source src;
+	int rc;
+
+	if (rq->flags & REQ_FSYNC)
+		o.writer.fsync_each = 1;
+	if (rq->op == OP_PUSH) {
+		rc = receiver_run(c, j, rq->path, &o, &h, &st);
+	} else {
+		source_of(&src, j, rq->path, rq->flags);
+		if (rq->op == OP_LIST)
+			o.flags = (o.flags | REQ_NO_RECURSE) & ~REQ_CHECKSUM;
+		rc = sender_run(c, &src, 1, &o, &h, &st);
+	}
+	if (rc == 0)
+		log_info("done: %llu files moved, %llu up to date, %llu bytes, %u errors",
+			 (unsigned long long)st.files_sent, (unsigned long long)st.files_skipped,
+			 (unsigned long long)st.bytes_data, st.errors);
+	return rc;
+}
+
+int server_session(struct channel *ch, const struct server_ctx *sc)
+{
+	struct conn c = { .ch = ch };
+	struct msg *m = calloc(1, sizeof *m);
+	const struct module_cfg *mod = NULL;
+	struct jail j = { .root_fd = -1 };
+	int rc;
+
+	if (!m)
+		return err_set(-ENOMEM, "out of memory");
+	rc = conn_recv(&c, m);
+	if (rc == 0 && m->type != MSG_REQUEST)
+		rc = err_set(-EBADMSG, "protocol: expected REQUEST, got %s", msg_type_name(m->type));
+	if (rc == 0)
+		rc = authorize(&c, sc, &m->u.request, &mod);
+	if (rc == 0 && jail_open(&j, mod->path) < 0) {
+		log_err("%s", err_msg());
+		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
+	}
+	if (rc == 0) {
+		struct msg acc = { .type = MSG_ACCEPT };
+		acc.u.accept.protection = m->u.request.protection;
+		snprintf(acc.u.accept.comment, sizeof acc.u.accept.comment, "%s",
+			 mod->comment ? mod->comment : "");
+		rc = conn_send(&c, &acc);
+	}
+	if (rc == 0) {
+		chan_set_data_protection(ch, m->u.request.protection);
+		c.prot = m->u.request.protection;
+		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
+		rc = run_op(&c, sc, &m->u.request, &j);
+	}
+	if (rc < 0)
+		conn_fail(&c, REF_PROTOCOL, err_msg());
+	jail_close(&j);
+	free(m);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* What both transfer roles share: options, counters, and the hooks through
+ * which the client shows progress and changes. */
+#ifndef FERRY_SESSION_XFER_H
+#define FERRY_SESSION_XFER_H
+
+#include <stdint.h>
+
+#include "fs/afile.h"
+#include "fs/jail.h"
+
+struct progress;
+
+struct xfer_hooks {
+	/* A change made (or, with --dry-run, that would be made). */
+	void (*change)(void *ctx, int kind, const char *path);
+	/* ls: one entry of a listing (type, mode, size, mtime, name, link target). */
+	void (*entry)(void *ctx, int type, uint32_t mode, uint64_t size, int64_t mtime,
+		      const char *name, const char *target);
+	void *ctx;
+	struct progress *progress;   /* may be NULL */
+};
+
+struct xfer_opts {
+	uint32_t flags;              /* REQ_* */
+	struct writer_opts writer;
+	int window;                  /* entries in flight; 0 = default */
+};
+
+struct xfer_stats {
+	uint64_t files_seen;         /* regular files considered */
+	uint64_t files_sent;         /* regular files whose data moved */
+	uint64_t files_skipped;      /* up to date */
+	uint64_t bytes_data;         /* file bytes moved (holes excluded) */
+	uint64_t bytes_total;        /* file bytes covered, skipped ones included */
+	uint64_t dirs, links, deleted;
+	uint32_t errors;             /* files that failed (the transfer goes on) */
+	char first_error[1025];      /* fits a RESULT message */
+};
+
+/* Records a per-file error: counted, the first message kept, logged. */
+void xfer_error(struct xfer_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Where a tree is read from: a jail, the path of the transfer root inside it
+ * ("" = the jail's root), and the one top-level name to send ("" = send the
+ * root directory's contents, as rsync does for "src/"). */
+struct source {
+	struct jail *jail;
+	char base[4097];
+	char top[256];
+};
+
+#define XFER_DEFAULT_WINDOW 2048
+
+#endif
