@@ -113,6 +113,12 @@ static int open_listener(const char *spec, char *shown, size_t cap)
 		fd = -1;
 		goto out;
 	}
+	/* Port 0 asks the kernel for one: show the real one (tests read it). */
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		snprintf(port, sizeof port, "%u", ntohs(ss.ss_family == AF_INET6 ?
+			 ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port));
 	snprintf(shown, cap, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
 	rc = fd;
 out:

@@ -1,0 +1,67 @@
+# ferry: the two quick-start commands and the build/test plumbing behind them.
+#   make demo    install what is missing, build, run a real daemon on 127.0.0.1, push, pull, verify
+#   make check   install what is missing, build, run every test (normal, sanitizers, fuzz smoke,
+#                emulated big-endian MIPS, packaging)
+# Quiet unless V=1. Other targets: build, test, asan, clang, fuzz, cross-mips, packaging, bench.
+
+JOBS    ?= 2
+BUILD   ?= build
+V       ?= 0
+CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
+
+# Debian packages the build and the tests need (the cross toolchain is
+# installed by scripts/cross/setup-sysroot.sh when the MIPS tests run).
+DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libssl-dev libcmocka-dev \
+       clang libclang-rt-dev iproute2 procps
+
+.PHONY: all deps build test demo check asan clang fuzz cross-mips packaging bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh $(DEPS)
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_Q)
+	@cmake --build $(BUILD) -j$(JOBS) $(if $(filter 1,$(V)),,--  --no-print-directory -s)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+demo: build
+	@scripts/demo.sh $(BUILD)/ferry
+
+# Sanitizers: clang with ASan + UBSan runs the whole suite (unit and e2e).
+asan: deps
+	@CC=clang cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON $(CMAKE_Q)
+	@cmake --build build-asan -j$(JOBS) -- -s
+	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+# gcc's and clang's -Werror both: the clang build compiles everything, tests included.
+clang: deps
+	@CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_Q)
+	@cmake --build build-clang -j$(JOBS) -- -s
+
+# libFuzzer harnesses, each run for FUZZ_SECONDS (a crash fails the target).
+FUZZ_SECONDS ?= 15
+fuzz: deps
+	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DFERRY_FUZZ=ON -DFERRY_SANITIZE=ON -DFERRY_TESTS=OFF $(CMAKE_Q)
+	@cmake --build build-fuzz -j$(JOBS) -- -s
+	@scripts/fuzz-smoke.sh build-fuzz $(FUZZ_SECONDS)
+
+# Big-endian 32-bit MIPS under qemu-user: unit tests and end-to-end tests against native peers.
+cross-mips:
+	@scripts/cross/check.sh mips
+
+packaging: build
+	@FERRY=$(CURDIR)/$(BUILD)/ferry bash tests/packaging/run-all.sh
+
+check: test asan clang fuzz cross-mips packaging
+	@echo "make check: all suites passed"
+
+bench: build
+	@bench/run.sh
+
+clean:
+	rm -rf build build-asan build-clang build-fuzz

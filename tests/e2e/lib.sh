@@ -1,0 +1,132 @@
+# Shared by the end-to-end tests: a private directory, a real `ferry serve`
+# on 127.0.0.1 (a kernel-chosen port), a client key, and assertions.
+#
+# Environment (set by CTest, or by scripts/cross/check.sh for emulated runs):
+#   FERRY          the ferry binary
+#   FERRY_SERVER   command used for `ferry serve` (default $FERRY; may be "qemu-mips -L ... ferry")
+#   FERRY_CLIENT   command used for push/pull/ls/keygen (default $FERRY)
+#   FERRY_TOOLS    directory with the test tools (ferry-evil, ferry-proxy)
+# shellcheck shell=bash
+set -euo pipefail
+
+: "${FERRY:?FERRY must name the ferry binary}"
+FERRY_SERVER=${FERRY_SERVER:-$FERRY}
+FERRY_CLIENT=${FERRY_CLIENT:-$FERRY}
+FERRY_TOOLS=${FERRY_TOOLS:-$(dirname "$FERRY")/tests}
+T=$(mktemp -d "${TMPDIR:-/tmp}/ferry-e2e.XXXXXX")
+SERVER_PID=
+PORT=
+export FERRY_HOME=$T/clienthome
+mkdir -p "$T/clienthome" "$T/serverhome"
+chmod 700 "$T/clienthome" "$T/serverhome"
+
+cleanup() {
+  local rc=$?
+  stop_server || true
+  if [ $rc -ne 0 ] && [ -f "$T/server.log" ]; then
+    echo "--- server log (last 30 lines) ---" >&2
+    tail -n 30 "$T/server.log" >&2
+  fi
+  rm -rf "$T"
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "== $*"; }
+
+# The client's key, accepted by every module unless a test writes its own list.
+# shellcheck disable=SC2086
+$FERRY_CLIENT keygen -f "$T/clienthome/id_ferry" -C test-client > /dev/null 2>&1 ||
+  fail "keygen failed"
+cp "$T/clienthome/id_ferry.pub" "$T/serverhome/authorized_keys"
+
+# write_config [MODULE-SECTION-TEXT...]: a config with [global] on port 0 and
+# module "m" at $T/mod (created), plus whatever the caller appends.
+write_config() {
+  mkdir -p "$T/mod"
+  {
+    echo "[global]"
+    echo "listen = 127.0.0.1:0"
+    echo "host key = $T/serverhome/host_key"
+    echo "authorized keys = $T/serverhome/authorized_keys"
+    echo "nice = 0"
+    echo "max connections = ${MAXCONN:-8}"
+    echo "[m]"
+    echo "path = $T/mod"
+    echo "protection = ${MODPROT:-none}"
+    for extra in "$@"; do echo "$extra"; done
+  } > "$T/ferry.conf"
+}
+
+# start_server [extra serve args...]: starts the daemon on $T/ferry.conf and
+# waits until it listens; sets SERVER_PID and PORT.
+start_server() {
+  [ -f "$T/ferry.conf" ] || write_config
+  # shellcheck disable=SC2086
+  FERRY_HOME=$T/serverhome $FERRY_SERVER serve --config "$T/ferry.conf" -v "$@" \
+    > "$T/server.out" 2> "$T/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 1 200); do
+    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/server.log" | head -n1)
+    [ -n "$PORT" ] && return 0
+    kill -0 "$SERVER_PID" 2> /dev/null || { cat "$T/server.log" >&2; fail "server did not start"; }
+    sleep 0.05
+  done
+  fail "server did not report its port"
+}
+
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  kill -TERM "$SERVER_PID" 2> /dev/null || true
+  for _ in $(seq 1 100); do
+    kill -0 "$SERVER_PID" 2> /dev/null || break
+    sleep 0.05
+  done
+  kill -KILL "$SERVER_PID" 2> /dev/null || true
+  wait "$SERVER_PID" 2> /dev/null || true
+  SERVER_PID=
+}
+
+# url MODULE[/PATH]
+url() { echo "ferry://127.0.0.1:$PORT/$1"; }
+
+# ferry_c ARGS...: the client with the test's key and known-hosts file.
+ferry_c() {
+  local cmd=$1; shift
+  # shellcheck disable=SC2086
+  $FERRY_CLIENT "$cmd" -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+    --accept-new "$@"
+}
+
+# expect_rc CODE CMD...: runs CMD, fails unless it exits with CODE.
+expect_rc() {
+  local want=$1; shift
+  local rc=0
+  "$@" > "$T/last.out" 2> "$T/last.err" || rc=$?
+  if [ "$rc" != "$want" ]; then
+    cat "$T/last.out" "$T/last.err" >&2
+    fail "expected exit $want, got $rc: $*"
+  fi
+}
+
+# tree_manifest DIR: one line per entry with type, mode, size, mtime (ns) and link target.
+tree_manifest() {
+  (cd "$1" && find . -mindepth 1 \( -type f -printf 'f %m %s %T@ %p\n' \) -o \
+      \( -type d -printf 'd %m - %T@ %p\n' \) -o \( -type l -printf 'l - - %T@ %p -> %l\n' \) |
+    LC_ALL=C sort)
+}
+
+# same_tree A B: contents and metadata equal (root directory mode/mtime excluded).
+same_tree() {
+  diff -r --no-dereference "$1" "$2" > "$T/diff.out" 2>&1 || { cat "$T/diff.out" >&2; fail "contents differ: $1 $2"; }
+  diff <(tree_manifest "$1") <(tree_manifest "$2") > "$T/diff.out" ||
+    { cat "$T/diff.out" >&2; fail "metadata differ: $1 $2"; }
+}
+
+# no_temp_files DIR: nothing named like ferry's temporary files is left.
+no_temp_files() {
+  local left
+  left=$(find "$1" -name '.ferry-*' | head -n 5)
+  [ -z "$left" ] || fail "temporary files left: $left"
+}
