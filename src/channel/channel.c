@@ -39,6 +39,7 @@ int chan_new(int fd, enum cipher_id cipher, struct noise_cs *tx, struct noise_cs
 	c->fd = fd;
 	c->cipher = cipher;
 	c->prot = PROT_ENCRYPT;
+	c->in_lim = CHAN_INBUF;
 	c->rekey_interval = test_rekey_interval ? test_rekey_interval : CHAN_REKEY_INTERVAL;
 	/* A plain struct copy moves the states; the sources must not be wiped
 	 * with aead_wipe afterwards (that would free the shared EVP context). */
@@ -113,19 +114,32 @@ static int count_msg(struct channel *c, struct noise_cs *cs)
 }
 
 /* Moves unread input to the front when the tail could not take a whole
- * record, never over the record last handed to the caller (its pointer
- * stays valid until the next chan_recv/chan_data_recv). */
-static void in_compact(struct channel *c)
+ * record (eager: whenever it gains room). The record last handed to the
+ * caller stays valid until the next chan_recv/chan_data_recv, so while it
+ * is live the move must fit below it and later reads stop at it. */
+static void in_compact(struct channel *c, int eager)
 {
-	if (c->live && c->in_w - c->in_r > c->live_lo)
+	size_t unread = c->in_w - c->in_r;
+
+	if (!c->live)
+		c->in_lim = CHAN_INBUF;
+	if (c->in_r == 0)
 		return;
-	if (c->in_r == c->in_w) {
+	if (!c->live && unread == 0) {
 		c->in_r = c->in_w = 0;
-	} else if (CHAN_INBUF - c->in_r < CHAN_REC_MAX || CHAN_INBUF - c->in_w < CHAN_REC_MAX) {
-		memmove(c->in, c->in + c->in_r, c->in_w - c->in_r);
-		c->in_w -= c->in_r;
-		c->in_r = 0;
+		return;
 	}
+	if (!eager && c->in_lim - c->in_w >= CHAN_REC_MAX)
+		return;   /* the tail still takes a whole record */
+	if (c->live) {
+		/* Only worth it if the room below the live record beats the tail. */
+		if (unread > c->live_lo || c->live_lo - unread <= c->in_lim - c->in_w)
+			return;
+		c->in_lim = c->live_lo;
+	}
+	memmove(c->in, c->in + c->in_r, unread);
+	c->in_w = unread;
+	c->in_r = 0;
 }
 
 /* One non-blocking read into the input buffer: bytes read, 0 at EOF, -EAGAIN, <0. */
@@ -133,9 +147,9 @@ static ssize_t in_read_once(struct channel *c)
 {
 	ssize_t n;
 
-	if (c->in_w == CHAN_INBUF)
+	if (c->in_w >= c->in_lim)
 		return -EAGAIN;
-	n = io_recv(c->fd, c->in + c->in_w, CHAN_INBUF - c->in_w);
+	n = io_recv(c->fd, c->in + c->in_w, c->in_lim - c->in_w);
 	if (n > 0) {
 		c->in_w += (size_t)n;
 		c->st.bytes_in += (uint64_t)n;
@@ -164,10 +178,11 @@ int chan_flush(struct channel *c)
 		if (n != -EAGAIN)
 			return err_sys(n < 0 ? (int)n : -EIO, "channel: write failed");
 		/* While the peer is not reading, read what it sends us: it may be
-		 * blocked writing to us right now. */
-		in_compact(c);
+		 * blocked writing to us right now. All free space counts then
+		 * (after the first wait in_r is 0, so this moves bytes once). */
+		in_compact(c, 1);
 		short ev = POLLOUT;
-		if (!c->eof && !c->error && c->in_w < CHAN_INBUF)
+		if (!c->eof && !c->error && c->in_w < c->in_lim)
 			ev |= POLLIN;
 		if (!deadline)
 			deadline = io_deadline(c->timeout_ms);
@@ -213,7 +228,7 @@ static int in_fill(struct channel *c)
 			return -EPIPE;
 		if (n != -EAGAIN)
 			return (int)n;
-		if (c->in_w == CHAN_INBUF)
+		if (c->in_w >= c->in_lim)
 			return err_set(-ENOBUFS, "channel: input buffer full");
 		if ((rc = io_wait(c->fd, POLLIN, deadline, &rev, "channel")) < 0)
 			return rc;
@@ -229,7 +244,7 @@ static int next_record(struct channel *c, enum protection prot, uint8_t **p, siz
 	if (c->error)
 		return err_set(c->error, "channel: unusable after an earlier error");
 	c->live = 0;
-	in_compact(c);
+	in_compact(c, 0);
 	for (;;) {
 		rc = rec_open(&c->rx, prot, c->in + c->in_r, c->in_w - c->in_r, &used, p, len);
 		if (rc < 0) {
@@ -354,7 +369,7 @@ int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n)
 	if (c->error)
 		return err_set(c->error, "channel: unusable after an earlier error");
 	c->live = 0;
-	in_compact(c);
+	in_compact(c, 0);
 	while (c->in_r == c->in_w) {
 		rc = in_fill(c);
 		if (rc == -EPIPE)
@@ -401,8 +416,8 @@ static int send_raw_file(struct channel *c, int fd, off_t *off, size_t len)
 			rc = err_sys(-errno, "channel: sendfile failed");
 			break;
 		}
-		in_compact(c);
-		short ev = POLLOUT | ((!c->eof && c->in_w < CHAN_INBUF) ? POLLIN : 0);
+		in_compact(c, 1);
+		short ev = POLLOUT | ((!c->eof && c->in_w < c->in_lim) ? POLLIN : 0);
 		if (!deadline)
 			deadline = io_deadline(c->timeout_ms);
 		if ((rc = io_wait(c->fd, ev, deadline, &rev, "channel")) < 0)
@@ -456,7 +471,7 @@ int chan_readable(struct channel *c)
 
 	/* Try once to pull in what the socket holds, without waiting. */
 	if (!c->eof && !c->error && (avail < 2 || avail < rec_size(c->prot, c->in + c->in_r))) {
-		in_compact(c);
+		in_compact(c, 0);
 		in_read_once(c);
 		avail = c->in_w - c->in_r;
 	}

@@ -15,8 +15,9 @@
  * whole record so chan_data_buf can always offer CHAN_MAX_PLAIN. */
 #define CHAN_OUTBUF (256u * 1024 + CHAN_REC_MAX)
 /* Input must hold what the peer may flush at us while we flush ourselves
- * (a full output buffer) plus a partly consumed record. */
-#define CHAN_INBUF (CHAN_OUTBUF + CHAN_REC_MAX)
+ * (a full output buffer) next to a partial record and the record last
+ * handed to the caller, which must stay in place. */
+#define CHAN_INBUF (CHAN_OUTBUF + 2 * CHAN_REC_MAX)
 
 struct channel {
 	int fd;
@@ -34,6 +35,7 @@ struct channel {
 	size_t out_len, out_off;        /* queued bytes, bytes of them already written */
 	uint8_t *in;
 	size_t in_r, in_w;              /* unread bytes are in[in_r..in_w) */
+	size_t in_lim;                  /* reads stop here (live_lo after a move under a live record) */
 	struct chan_stats st;
 };
 

@@ -415,15 +415,21 @@ static void test_bulk_both_ways(void **state)
 
 	(void)state;
 	connect_pair(&cl, &sv);
-	chan_set_timeout(cl.c, 20000);
-	chan_set_timeout(sv.c, 20000);
+	chan_set_timeout(cl.c, 5000);
+	chan_set_timeout(sv.c, 5000);
 	a.c = cl.c;
 	b.c = sv.c;
 	assert_int_equal(pthread_create(&t, NULL, run_job, &b), 0);
 	run_job(&a);
 	pthread_join(t, NULL);
-	if (a.rc || b.rc)
+	if (a.rc || b.rc) {
 		fprintf(stderr, "a: %s\nb: %s\n", a.err, b.err);
+		for (int i = 0; i < 2; i++) {
+			struct channel *c = i ? sv.c : cl.c;
+			fprintf(stderr, "  in %zu..%zu live %d@%zu out %zu/%zu eof %d\n", c->in_r, c->in_w,
+				c->live, c->live_lo, c->out_off, c->out_len, c->eof);
+		}
+	}
 	assert_int_equal(a.rc, 0);
 	assert_int_equal(b.rc, 0);
 	chan_free(cl.c);
