@@ -42,7 +42,6 @@ B=$FERRY_CROSS_DIR/build-$A
 S=$(cross_sysroot "$A")
 EMU=$(cross_emulator "$A")
 LOGS=$FERRY_CROSS_DIR/logs/$A
-BUILD_TYPE=${FERRY_CROSS_BUILD_TYPE:-MinSizeRel}
 STATIC=${FERRY_STATIC:-OFF}
 mkdir -p "$LOGS"
 FAILED=()
@@ -50,18 +49,8 @@ FAILED=()
 # 1. toolchain + sysroot
 FERRY_STATIC=$STATIC "$FERRY_SRC/scripts/cross/setup-sysroot.sh" "$A"
 
-# 2. configure + build. -Os makes gcc 12 report possible snprintf truncation
-# that -O2 does not see: keep it a warning, not an error, in size builds.
-cross_log "$A: configure + build ($BUILD_TYPE, static=$STATIC) in $B"
-extra=()
-[ "$BUILD_TYPE" = MinSizeRel ] && extra+=(-DCMAKE_C_FLAGS=-Wno-error=format-truncation)
-# shellcheck disable=SC2086
-cmake -S "$FERRY_SRC" -B "$B" -DCMAKE_TOOLCHAIN_FILE="$(cross_toolchain_file "$A")" \
-  -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DFERRY_OPENSSL=OFF -DFERRY_STATIC="$STATIC" \
-  "${extra[@]}" ${FERRY_CROSS_CMAKE_ARGS:-} > "$LOGS/configure.log" 2>&1 ||
-  { tail -40 "$LOGS/configure.log" >&2; cross_die "$A: cmake configure failed"; }
-cmake --build "$B" -j"$JOBS" > "$LOGS/build.log" 2>&1 ||
-  { grep -E 'error|Error' "$LOGS/build.log" | head -40 >&2; cross_die "$A: build failed (log: $LOGS/build.log)"; }
+# 2. configure + build
+FERRY_STATIC=$STATIC cross_build "$A"
 BIN=$B/ferry
 # A plain executable path for tests that exec "$FERRY" directly.
 printf '#!/bin/sh\nexec %s %s "$@"\n' "$EMU" "$BIN" > "$B/ferry-emu"
@@ -92,17 +81,10 @@ if [ $RUN_E2E = 1 ]; then
   if [ ${#tests[@]} -eq 0 ]; then
     cross_log "$A: no e2e tests (tests/e2e/test_*.sh) yet"
   else
-    NATIVE=${FERRY_NATIVE:-}
     NB=$FERRY_CROSS_DIR/build-native
     modes=${FERRY_E2E_MODES:-emulated emu-server emu-client}
-    if [ -z "$NATIVE" ] && [ "$modes" != emulated ]; then
-      cross_log "native build for the mixed modes in $NB"
-      cmake -S "$FERRY_SRC" -B "$NB" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TESTS=OFF \
-        ${FERRY_NATIVE_CMAKE_ARGS:-} > "$LOGS/native.log" 2>&1 &&
-      cmake --build "$NB" -j"$JOBS" --target ferry >> "$LOGS/native.log" 2>&1 ||
-        { tail -30 "$LOGS/native.log" >&2; cross_die "native build failed"; }
-      NATIVE=$NB/ferry
-    fi
+    NATIVE=
+    if [ "$modes" != emulated ]; then NATIVE=$(native_build); NB=$(dirname "$NATIVE"); fi
     pass=0 fail=0 skip=0
     for mode in $modes; do
       case $mode in

@@ -74,3 +74,42 @@ cross_install_host_pkgs() {  # install what is missing (needs root + apt)
     apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
   fi
 }
+
+# cross_build ARCH [TARGET...]: configure + build ferry for ARCH in
+# $FERRY_CROSS_DIR/build-ARCH (logs in $FERRY_CROSS_DIR/logs/ARCH). Knobs:
+# FERRY_CROSS_BUILD_TYPE (MinSizeRel), FERRY_STATIC (OFF), FERRY_CROSS_CMAKE_ARGS.
+# -Os makes gcc 12 report possible snprintf truncation that -O2 does not
+# see: kept a warning, not an error, in size builds.
+cross_build() {
+  local a=$1 B L bt extra=()
+  shift
+  B=$FERRY_CROSS_DIR/build-$a; L=$FERRY_CROSS_DIR/logs/$a
+  bt=${FERRY_CROSS_BUILD_TYPE:-MinSizeRel}
+  mkdir -p "$L"
+  [ "$bt" = MinSizeRel ] && extra+=(-DCMAKE_C_FLAGS=-Wno-error=format-truncation)
+  cross_log "$a: configure + build ($bt, static=${FERRY_STATIC:-OFF}) in $B"
+  # shellcheck disable=SC2086
+  cmake -S "$FERRY_SRC" -B "$B" -DCMAKE_TOOLCHAIN_FILE="$(cross_toolchain_file "$a")" \
+    -DCMAKE_BUILD_TYPE="$bt" -DFERRY_OPENSSL=OFF -DFERRY_STATIC="${FERRY_STATIC:-OFF}" \
+    "${extra[@]}" ${FERRY_CROSS_CMAKE_ARGS:-} > "$L/configure.log" 2>&1 ||
+    { tail -40 "$L/configure.log" >&2; cross_die "$a: cmake configure failed"; }
+  local targets=()
+  [ $# -gt 0 ] && targets=(--target "$@")
+  cmake --build "$B" -j"$JOBS" "${targets[@]}" > "$L/build.log" 2>&1 ||
+    { grep -E 'error|Error' "$L/build.log" | head -40 >&2; cross_die "$a: build failed (log: $L/build.log)"; }
+}
+
+# native_build: the host's ferry (client/server peer for mixed runs) in
+# $FERRY_CROSS_DIR/build-native; prints its path. FERRY_NATIVE=/path skips it.
+native_build() {
+  if [ -n "${FERRY_NATIVE:-}" ]; then echo "$FERRY_NATIVE"; return 0; fi
+  local NB=$FERRY_CROSS_DIR/build-native
+  mkdir -p "$FERRY_CROSS_DIR/logs"
+  cross_log "native build in $NB"
+  # shellcheck disable=SC2086
+  { cmake -S "$FERRY_SRC" -B "$NB" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TESTS=OFF \
+      ${FERRY_NATIVE_CMAKE_ARGS:-} && cmake --build "$NB" -j"$JOBS" --target ferry; } \
+    > "$FERRY_CROSS_DIR/logs/native.log" 2>&1 ||
+    { tail -30 "$FERRY_CROSS_DIR/logs/native.log" >&2; cross_die "native build failed"; }
+  echo "$NB/ferry"
+}
