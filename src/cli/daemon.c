@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/afile.h"
 #include "proto/msg.h"
 #include "session/server.h"
 #include "util/err.h"
@@ -50,6 +51,14 @@ static void on_signal(int sig)
 		got_hup = 1;
 	else
 		got_term = 1;
+}
+
+/* A session stopped by the daemon's shutdown removes its partial file. */
+static void on_child_term(int sig)
+{
+	(void)sig;
+	afile_signal_cleanup();
+	_exit(1);
 }
 
 static void install_signals(void)
@@ -261,8 +270,8 @@ static void accept_one(struct daemon_state *s)
 		for (size_t i = 0; i < s->nkids; i++)
 			if (s->kids[i].status_fd >= 0)
 				close(s->kids[i].status_fd);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, on_child_term);
+		signal(SIGINT, on_child_term);
 		signal(SIGHUP, SIG_IGN);
 		_exit(serve_child(s->d, fd, pfd[1], addr));
 	}

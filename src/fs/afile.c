@@ -30,6 +30,31 @@ static const char *qname(char *q, const char *name)
 	return fs_quote(q, name, strlen(name));
 }
 
+/* The temporary file being written, for afile_signal_cleanup. One at a time
+ * per process: the receiver writes files one after the other. */
+static volatile int sig_dirfd = -1;
+static char sig_tmp[256];
+
+static void track(const struct afile *f)
+{
+	sig_dirfd = -1;
+	memcpy(sig_tmp, f->tmp, sizeof sig_tmp);
+	sig_dirfd = f->dirfd;
+}
+
+static void untrack(const struct afile *f)
+{
+	if (sig_dirfd == f->dirfd && !strcmp(sig_tmp, f->tmp))
+		sig_dirfd = -1;
+}
+
+void afile_signal_cleanup(void)
+{
+	int fd = sig_dirfd;
+	if (fd >= 0)
+		unlinkat(fd, sig_tmp, 0);
+}
+
 int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	       const struct writer_opts *o)
 {
@@ -57,8 +82,10 @@ int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 			goto fail;
 		f->fd = openat(dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			       0600);
-		if (f->fd >= 0)
+		if (f->fd >= 0) {
+			track(f);
 			break;
+		}
 		if (errno != EEXIST || tries >= 100) {
 			r = err_sys(-errno, "create temporary for %s", qname(q, name));
 			goto fail;
@@ -214,6 +241,13 @@ int afile_skip(struct afile *f, off_t n)
 		return r;
 	if (lseek(f->fd, n, SEEK_CUR) < 0)
 		return err_sys(-errno, "write %s: seek", qname(q, f->final));
+	/* Preallocation gave the hole real blocks: give them back, so a sparse
+	 * file stays sparse. ext4 punches only below the file's size, so the
+	 * size moves to the hole's end first. Not every file system can punch;
+	 * that costs only space. */
+	if (ftruncate(f->fd, f->pos + n) < 0)
+		return err_sys(-errno, "write %s: extend", qname(q, f->final));
+	fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, f->pos, n);
 	f->pos += n;
 	return 0;
 }
@@ -269,6 +303,7 @@ int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime)
 		r = err_sys(-errno, "rename into place as %s", qname(q, f->final));
 		goto fail;
 	}
+	untrack(f);
 	f->tmp[0] = '\0';
 	free(f->buf);
 	f->buf = NULL;
@@ -284,8 +319,10 @@ void afile_abort(struct afile *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	f->fd = -1;
-	if (f->tmp[0])
+	if (f->tmp[0]) {
+		untrack(f);
 		unlinkat(f->dirfd, f->tmp, 0);
+	}
 	f->tmp[0] = '\0';
 	free(f->buf);
 	f->buf = NULL;

@@ -52,6 +52,10 @@ int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime);
 /* Removes the temporary file; safe to call twice or after commit. */
 void afile_abort(struct afile *f);
 
+/* Async-signal-safe: removes the temporary file this process is writing, if
+ * any (a daemon child stopped by SIGTERM leaves no partial file behind). */
+void afile_signal_cleanup(void);
+
 /* Removes stale temporaries (".ferry-*", regular files or symlinks, never
  * directories) whose mtime is older than max_age seconds in dirfd.
  * Returns how many were removed, or -errno. */

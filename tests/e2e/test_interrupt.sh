@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# kill -9 of the client in the middle of a large file: the old version stays
+# intact under its name, no truncated file appears, the temporary is removed.
+. "$(dirname "$0")/lib.sh"
+
+src=$T/src
+mkdir -p "$src"
+head -c $((1 << 20)) /dev/urandom > "$src/big.bin"
+write_config
+start_server
+expect_rc 0 ferry_c push "$src/" "$(url m/dst)"
+cp "$T/mod/dst/big.bin" "$T/old-version"
+
+# A new, large version, sent slowly so the client is surely mid-file when killed.
+head -c $((64 << 20)) /dev/urandom > "$src/big.bin"
+# shellcheck disable=SC2086
+$FERRY_CLIENT push -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+  --bwlimit 4M "$src/" "$(url m/dst)" > /dev/null 2>&1 &
+cpid=$!   # the client itself (or its emulator), not a subshell
+for _ in $(seq 1 100); do
+  ls -a "$T/mod/dst" | grep -q '^\.ferry-' && break
+  sleep 0.05
+done
+ls -a "$T/mod/dst" | grep -q '^\.ferry-' || fail "the transfer did not start"
+sleep 0.5
+kill -9 $cpid
+wait $cpid 2> /dev/null || true
+cmp "$T/old-version" "$T/mod/dst/big.bin" || fail "the old version was damaged"
+for _ in $(seq 1 100); do
+  ls -a "$T/mod/dst" | grep -q '^\.ferry-' || break
+  sleep 0.05
+done
+no_temp_files "$T/mod"
+[ "$(ls "$T/mod/dst")" = "big.bin" ] || fail "unexpected files: $(ls -a "$T/mod/dst")"
+
+note "the next push completes the new version"
+expect_rc 0 ferry_c push "$src/" "$(url m/dst)"
+cmp "$src/big.bin" "$T/mod/dst/big.bin" || fail "new version not complete"
+note "a daemon stopped mid-file leaves no partial file either"
+head -c $((64 << 20)) /dev/urandom > "$src/big.bin"
+# shellcheck disable=SC2086
+$FERRY_CLIENT push -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+  --bwlimit 4M "$src/" "$(url m/dst)" > /dev/null 2>&1 &
+cpid=$!
+for _ in $(seq 1 100); do
+  ls -a "$T/mod/dst" | grep -q '^\.ferry-' && break
+  sleep 0.05
+done
+cp "$T/mod/dst/big.bin" "$T/old-version"
+stop_server
+wait $cpid 2> /dev/null && fail "the client did not notice the server stopping"
+no_temp_files "$T/mod"
+cmp "$T/old-version" "$T/mod/dst/big.bin" || fail "the old version was damaged"
+echo "PASS"
