@@ -9,7 +9,8 @@
  *       (exit 5). Other failures exit 7.
  *
  *   ferry-evil push-entry HOST PORT KEYFILE MODULE DIRPATH NAME TYPE [TARGET]
- *       TYPE = file | dir | link (TARGET: the link's target). Requests a push
+ *       TYPE = file | dir | link (TARGET: the link's target). NAME is sent raw
+ *       (ENTRY is encoded by hand: even a name over 255 bytes). Requests a push
  *       to the module's root, then sends DIR_BEGIN(DIRPATH) + ENTRY(NAME,
  *       TYPE) + DIR_END + END, answers a WANT with FILE_BEGIN/DATA/FILE_END
  *       carrying "evil data\n", and prints what the server said:
@@ -66,6 +67,35 @@ static int dial(const char *host, const char *port)
 	return fd;
 }
 
+static uint8_t *put(uint8_t *p, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+static int send_raw_request(struct conn *c, uint8_t op, uint8_t prot, uint32_t flags,
+			    const char *module, const char *path)
+{
+	static uint8_t buf[CHAN_MAX_PLAIN];
+	size_t ml = strlen(module), pl = strlen(path);
+	uint8_t *p = buf;
+
+	if (ml > 1024 || pl > sizeof buf - 1100)
+		return err_set(-EINVAL, "module or path too long for this tool");
+	*p++ = MSG_REQUEST;
+	*p++ = op;
+	*p++ = prot;
+	p = put(p, flags, 4);
+	p = put(p, ml, 2);
+	memcpy(p, module, ml);
+	p += ml;
+	p = put(p, pl, 2);
+	memcpy(p, path, pl);
+	p += pl;
+	return chan_send(c->ch, buf, (size_t)(p - buf));
+}
+
 /* Handshake and REQUEST; 0 on ACCEPT (c ready), else an exit code. */
 static int open_session(const char *host, const char *port, const char *keyfile,
 			const char *module, const char *path, int op, uint32_t flags,
@@ -76,13 +106,11 @@ static int open_session(const char *host, const char *port, const char *keyfile,
 	struct channel *ch = NULL;
 	struct hello h = { .version = PROTO_VERSION };
 	uint8_t hello[128];
-	struct msg *m = calloc(1, sizeof *m);
+	struct msg *m;
 	const char *penv = getenv("EVIL_PROTECTION");
 	int prot = penv ? atoi(penv) : PROT_ENCRYPT;
 	int fd, rc;
 
-	if (!m)
-		return EX_OTHER;
 	if (keys_load(keyfile, &kp) < 0) {
 		fprintf(stderr, "evil: %s\n", err_msg());
 		return EX_OTHER;
@@ -97,6 +125,7 @@ static int open_session(const char *host, const char *port, const char *keyfile,
 				.timeout_ms = 10000 };
 	if (chan_client(fd, &co, &ch, &peer) < 0) {
 		fprintf(stderr, "evil: handshake: %s\n", err_msg());
+		keys_wipe(&kp);
 		close(fd);
 		return EX_OTHER;
 	}
@@ -104,14 +133,12 @@ static int open_session(const char *host, const char *port, const char *keyfile,
 	chan_set_timeout(ch, 15000);
 	memset(c, 0, sizeof *c);
 	c->ch = ch;
-	m->type = MSG_REQUEST;
-	m->u.request.op = (uint8_t)op;
-	m->u.request.protection = (uint8_t)prot;
-	m->u.request.flags = flags;
-	/* raw: no normalisation, no length check beyond the buffer */
-	snprintf(m->u.request.module, sizeof m->u.request.module, "%s", module);
-	snprintf(m->u.request.path, sizeof m->u.request.path, "%s", path);
-	rc = conn_send(c, m);
+	if (!(m = calloc(1, sizeof *m))) {
+		chan_free(ch);
+		return EX_OTHER;
+	}
+	/* REQUEST by hand: the path goes out raw, even over MSG_MAX_PATH. */
+	rc = send_raw_request(c, (uint8_t)op, (uint8_t)prot, flags, module, path);
 	if (rc == 0)
 		rc = conn_flush(c);
 	if (rc == 0)
@@ -190,14 +217,38 @@ static int send_file(struct conn *c, uint32_t index)
 	return conn_flush(c);
 }
 
+static int send_raw_entry(struct conn *c, uint8_t et, const char *name, const char *target)
+{
+	static uint8_t buf[2 * 4096 + 64];
+	size_t nl = strlen(name), tl = strlen(target);
+	uint8_t *p = buf;
+
+	if (nl > 4096 || tl > 4096)
+		return err_set(-EINVAL, "name or target too long for this tool");
+	*p++ = MSG_ENTRY;
+	*p++ = et;
+	*p++ = 0;                                         /* flags */
+	p = put(p, et == ENT_DIR ? 0755 : 0644, 4);       /* mode */
+	p = put(p, et == ENT_REG ? sizeof evil_data - 1 : 0, 8);
+	p = put(p, 1000000000, 8);                        /* mtime_s */
+	p = put(p, 0, 4);                                 /* mtime_ns */
+	p = put(p, nl, 2);
+	memcpy(p, name, nl);
+	p += nl;
+	if (et == ENT_LNK) {
+		p = put(p, tl, 2);
+		memcpy(p, target, tl);
+		p += tl;
+	}
+	return chan_send(c->ch, buf, (size_t)(p - buf));
+}
+
 static int cmd_push_entry(int argc, char **a)
 {
 	struct conn c;
-	struct msg *m = calloc(1, sizeof *m);
+	struct msg *m;
 	int rc;
 
-	if (!m)
-		return EX_OTHER;
 	const char *type = a[6];
 	uint8_t et = !strcmp(type, "file") ? ENT_REG : !strcmp(type, "dir") ? ENT_DIR :
 		     !strcmp(type, "link") ? ENT_LNK : 0;
@@ -207,23 +258,19 @@ static int cmd_push_entry(int argc, char **a)
 	}
 	if ((rc = open_session(a[0], a[1], a[2], a[3], "", OP_PUSH, REQ_CHANGES, &c)) != 0)
 		return rc;
+	if (!(m = calloc(1, sizeof *m))) {
+		chan_free(c.ch);
+		return EX_OTHER;
+	}
 
 	memset(m, 0, sizeof *m);
 	m->type = MSG_DIR_BEGIN;
 	snprintf(m->u.dir_begin.path, sizeof m->u.dir_begin.path, "%s", a[4]);
 	rc = conn_send(&c, m);
 
-	memset(m, 0, sizeof *m);
-	m->type = MSG_ENTRY;
-	m->u.entry.type = et;
-	m->u.entry.mode = et == ENT_DIR ? 0755 : 0644;
-	m->u.entry.size = et == ENT_REG ? sizeof evil_data - 1 : 0;
-	m->u.entry.mtime_s = 1000000000;
-	snprintf(m->u.entry.name, sizeof m->u.entry.name, "%s", a[5]);
-	if (et == ENT_LNK)
-		snprintf(m->u.entry.target, sizeof m->u.entry.target, "%s", a[7]);
+	/* ENTRY by hand, so that a NAME longer than MSG_MAX_NAME can be sent. */
 	if (rc == 0)
-		rc = conn_send(&c, m);
+		rc = send_raw_entry(&c, et, a[5], et == ENT_LNK ? a[7] : "");
 	memset(m, 0, sizeof *m);
 	m->type = MSG_DIR_END;
 	if (rc == 0)
