@@ -74,7 +74,7 @@ if mk stub-install >"$T/inst.log" 2>&1; then
 else
 	bad "Package/ferry/install: $(cat "$T/inst.log")"
 fi
-for f in usr/bin/ferry etc/init.d/ferry etc/config/ferry; do
+for f in usr/bin/ferry etc/init.d/ferry etc/config/ferry lib/upgrade/keep.d/ferry; do
 	[ -f "$T/ipkg/$f" ] && ok "package has /$f" || bad "package lacks /$f"
 done
 [ -x "$T/ipkg/etc/init.d/ferry" ] && ok "init script is executable" || bad "init script not executable"
