@@ -207,7 +207,7 @@ SSHO=(-F /dev/null -i "$K/id" -o IdentitiesOnly=yes -o UserKnownHostsFile="$K/kn
       -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o BatchMode=yes
       -o ControlMaster=no -o ControlPath=none -o LogLevel=ERROR)
 if [ "$NO_FERRY" != 1 ]; then
-  "$FERRY" keygen -f "$K/ferry_id" </dev/null >/dev/null || die "ferry keygen failed"
+  "$FERRY" keygen -f "$K/ferry_id" </dev/null >>"$OUTDIR/client.log" 2>&1 || die "ferry keygen failed (see $OUTDIR/client.log)"
   cp "$K/ferry_id.pub" "$K/ferry_authorized_keys"
 fi
 
