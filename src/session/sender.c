@@ -37,6 +37,7 @@ struct sender {
 	size_t cap, head, count;
 	uint32_t next_index;
 	uint32_t decided;
+	uint64_t wanted;        /* files the receiver asked for */
 	unsigned since_poll;
 	int have_result;
 	struct msg m;           /* scratch for receiving */
@@ -102,6 +103,7 @@ static int on_want(struct sender *s, uint32_t index)
 		struct pending *p = ring_at(s, k);
 		if (p->index == index && p->state == P_UNDECIDED) {
 			p->state = P_WANTED;
+			s->wanted++;
 			return 0;
 		}
 		if (p->index > index)
@@ -491,6 +493,8 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		rc = conn_flush(c);
 	while (rc == 0 && !s->have_result)
 		rc = recv_one(s);
+	if (rc == 0 && !(o->flags & REQ_DRY_RUN))
+		st->files_skipped = st->files_seen - s->wanted;
 	while (s->count)
 		ring_pop(s);
 	free(s->ring);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The daemon's configuration: a bad line is one error naming file:line, and
+# --check-config accepts a good file.
+. "$(dirname "$0")/lib.sh"
+
+write_config "read only = no" "comment = test module"
+note "a good config is accepted"
+# shellcheck disable=SC2086
+expect_rc 0 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
+grep -q "configuration OK: 1 module" "$T/last.out" || fail "check-config did not confirm"
+
+note "an unknown key is an error with its line number"
+write_config "read only = no" "colour = blue"
+# shellcheck disable=SC2086
+expect_rc 1 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
+line=$(grep -n '^colour' "$T/ferry.conf" | cut -d: -f1)
+grep -q "ferry.conf:$line:" "$T/last.err" || { cat "$T/last.err"; fail "no file:line in the error"; }
+[ "$(wc -l < "$T/last.err")" -eq 1 ] || { cat "$T/last.err"; fail "more than one error line"; }
+
+note "a bad value names its line"
+write_config "protection = paranoid"
+# shellcheck disable=SC2086
+expect_rc 1 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
+line=$(grep -n 'paranoid' "$T/ferry.conf" | cut -d: -f1)
+grep -q "ferry.conf:$line:" "$T/last.err" || { cat "$T/last.err"; fail "no file:line for a bad value"; }
+
+note "a module whose path does not exist is refused at startup"
+write_config
+printf '[gone]\npath = %s/does-not-exist\n' "$T" >> "$T/ferry.conf"
+# shellcheck disable=SC2086
+expect_rc 1 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
+grep -q "does-not-exist" "$T/last.err" || fail "missing module path not named"
+
+note "a missing config file is named"
+# shellcheck disable=SC2086
+expect_rc 1 $FERRY_SERVER serve --config "$T/nope.conf" --check-config
+grep -q "nope.conf" "$T/last.err" || fail "missing file not named"
+
+note "bad command lines get one clear line"
+expect_rc 1 ferry_c push --protection paranoid "$T" "ferry://127.0.0.1:1/m"
+grep -q -- "--protection paranoid" "$T/last.err" || fail "bad --protection not named"
+expect_rc 1 ferry_c push --bwlimit lots "$T" "ferry://127.0.0.1:1/m"
+grep -q -- "--bwlimit lots" "$T/last.err" || fail "bad --bwlimit not named"
+expect_rc 1 ferry_c push "$T" "ferry://127.0.0.1:99999/m"
+grep -q "bad port" "$T/last.err" || fail "bad port not named"
+expect_rc 3 ferry_c push "$T/does-not-exist" "ferry://127.0.0.1:1/m"
+grep -q "does-not-exist: No such file" "$T/last.err" || fail "missing source not named"
+echo "PASS"

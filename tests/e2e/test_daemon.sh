@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The daemon's life: the embedded default (`ferry serve DIR`), max
+# connections refused with a clear message, SIGHUP reload, SIGTERM stop.
+. "$(dirname "$0")/lib.sh"
+
+note "ferry serve DIR: module 'default', host key created on first start"
+mkdir -p "$T/plain" "$T/src"
+echo data > "$T/src/f"
+# shellcheck disable=SC2086
+FERRY_HOME=$T/serverhome $FERRY_SERVER serve "$T/plain" --listen 127.0.0.1:0 \
+  > "$T/server.out" 2> "$T/server.log" &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/server.log" | head -n1)
+  [ -n "$PORT" ] && break
+  sleep 0.05
+done
+[ -n "$PORT" ] || fail "embedded server did not start"
+[ -f "$T/serverhome/host_key" ] || fail "host key not created"
+[ "$(stat -c %a "$T/serverhome/host_key")" = 600 ] || fail "host key is not 0600"
+expect_rc 0 ferry_c push "$T/src/" "$(url default/x)"
+cmp "$T/src/f" "$T/plain/x/f" || fail "embedded module push"
+stop_server
+
+note "max connections"
+MAXCONN=1 write_config
+start_server
+head -c $((32 << 20)) /dev/urandom > "$T/src/big"
+# shellcheck disable=SC2086
+$FERRY_CLIENT push -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+  --accept-new --bwlimit 8M "$T/src/" "$(url m/slow)" > /dev/null 2>&1 &
+slow=$!
+for _ in $(seq 1 100); do
+  ls -a "$T/mod/slow" 2> /dev/null | grep -q '^\.ferry-' && break
+  sleep 0.05
+done
+expect_rc 2 ferry_c ls "$(url m)"
+grep -q "server busy" "$T/last.err" || { cat "$T/last.err"; fail "busy refusal not explained"; }
+kill $slow 2> /dev/null || true
+wait $slow 2> /dev/null || true
+
+note "SIGHUP reloads the configuration"
+mkdir -p "$T/mod2"
+printf '[second]\npath = %s/mod2\n' "$T" >> "$T/ferry.conf"
+kill -HUP "$SERVER_PID"
+for _ in $(seq 1 100); do
+  grep -q "configuration reloaded" "$T/server.log" && break
+  sleep 0.05
+done
+grep -q "configuration reloaded: 2 module" "$T/server.log" || fail "no reload"
+sleep 0.3
+expect_rc 0 ferry_c push "$T/src/f" "$(url second/)"
+cmp "$T/src/f" "$T/mod2/f" || fail "module added by reload does not work"
+
+note "a bad config on SIGHUP keeps the old one"
+echo "bogus line" >> "$T/ferry.conf"
+kill -HUP "$SERVER_PID"
+for _ in $(seq 1 100); do
+  grep -q "reload failed" "$T/server.log" && break
+  sleep 0.05
+done
+grep -q "reload failed.*ferry.conf:" "$T/server.log" || fail "bad reload not reported with file:line"
+expect_rc 0 ferry_c ls "$(url second)"
+
+note "SIGTERM stops the daemon cleanly"
+kill -TERM "$SERVER_PID"
+rc=0
+wait "$SERVER_PID" || rc=$?
+SERVER_PID=
+[ $rc -eq 0 ] || fail "daemon exited $rc on SIGTERM"
+echo "PASS"

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* The bounds-checked reader and the message codec: every message round-trips,
+ * and truncated, oversized, trailing or out-of-range input is refused. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "proto/msg.h"
+#include "proto/wire.h"
+
+static uint8_t buf[MSG_MAX_ENCODED];
+
+static void test_reader_bounds(void **state)
+{
+	(void)state;
+	const uint8_t b[] = { 0x01, 0x02, 0x03 };
+	struct rd r;
+
+	rd_init(&r, b, sizeof b);
+	assert_int_equal(rd_u16(&r), 0x0102);
+	assert_int_equal(rd_u16(&r), 0);      /* only one byte left */
+	assert_int_equal(r.err, -EBADMSG);
+	assert_int_equal(rd_u8(&r), 0);       /* sticky */
+	assert_int_equal(r.err, -EBADMSG);
+
+	rd_init(&r, b, sizeof b);
+	assert_int_equal(rd_u8(&r), 1);
+	assert_int_equal(rd_end(&r), -EBADMSG);   /* trailing bytes */
+}
+
+static void test_reader_strings(void **state)
+{
+	(void)state;
+	char out[8];
+	struct rd r;
+	const uint8_t ok[] = { 0, 3, 'a', 'b', 'c' };
+	const uint8_t too_long[] = { 0, 8, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h' };
+	const uint8_t nul[] = { 0, 3, 'a', 0, 'c' };
+	const uint8_t short_body[] = { 0, 5, 'a', 'b' };
+	const uint8_t huge_len[] = { 0xff, 0xff, 'a' };
+
+	rd_init(&r, ok, sizeof ok);
+	rd_str(&r, out, 7);
+	assert_int_equal(rd_end(&r), 0);
+	assert_string_equal(out, "abc");
+	rd_init(&r, too_long, sizeof too_long);
+	rd_str(&r, out, 7);
+	assert_int_equal(r.err, -EBADMSG);
+	assert_string_equal(out, "");
+	rd_init(&r, nul, sizeof nul);
+	rd_str(&r, out, 7);
+	assert_int_equal(r.err, -EBADMSG);
+	rd_init(&r, short_body, sizeof short_body);
+	rd_str(&r, out, 7);
+	assert_int_equal(r.err, -EBADMSG);
+	rd_init(&r, huge_len, sizeof huge_len);
+	rd_str(&r, out, 7);
+	assert_int_equal(r.err, -EBADMSG);
+}
+
+static void test_writer_overflow(void **state)
+{
+	(void)state;
+	uint8_t small[5];
+	struct wr w;
+
+	wr_init(&w, small, sizeof small);
+	wr_u32(&w, 1);
+	assert_int_equal(w.err, 0);
+	wr_u16(&w, 2);
+	assert_int_equal(w.err, -EMSGSIZE);
+	assert_int_equal(w.len, 4);
+}
+
+static void roundtrip(const struct msg *m)
+{
+	struct msg back;
+	int n = msg_encode(m, buf, sizeof buf);
+	assert_true(n > 0);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.type, m->type);
+	/* re-encoding the decoded message gives the same bytes */
+	uint8_t again[MSG_MAX_ENCODED];
+	assert_int_equal(msg_encode(&back, again, sizeof again), n);
+	assert_memory_equal(buf, again, (size_t)n);
+	/* every truncation is refused, and so is a trailing byte */
+	for (int k = 0; k < n; k++)
+		assert_int_equal(msg_decode(buf, (size_t)k, &back), -EBADMSG);
+	buf[n] = 0;
+	assert_int_equal(msg_decode(buf, (size_t)n + 1, &back), -EBADMSG);
+}
+
+static void test_roundtrip_all(void **state)
+{
+	(void)state;
+	struct msg m;
+
+	memset(&m, 0, sizeof m);
+	m.type = MSG_REQUEST;
+	m.u.request.op = OP_PUSH;
+	m.u.request.protection = 2;
+	m.u.request.flags = REQ_DELETE | REQ_SLASH;
+	strcpy(m.u.request.module, "backup");
+	memset(m.u.request.path, 'p', MSG_MAX_PATH);
+	m.u.request.path[MSG_MAX_PATH] = '\0';
+	roundtrip(&m);
+
+	memset(&m, 0, sizeof m);
+	m.type = MSG_ENTRY;
+	m.u.entry.type = ENT_LNK;
+	m.u.entry.flags = ENT_HAS_HASH;
+	m.u.entry.mode = 0777;
+	m.u.entry.mtime_s = -5;
+	m.u.entry.mtime_ns = 999999999;
+	memset(m.u.entry.name, 'n', MSG_MAX_NAME);
+	memset(m.u.entry.target, 't', MSG_MAX_PATH);
+	memset(m.u.entry.hash, 0xab, MSG_HASH_LEN);
+	roundtrip(&m);
+
+	memset(&m, 0, sizeof m);
+	m.type = MSG_FILE_BEGIN;
+	m.u.file_begin.index = 0xffffffffu;
+	m.u.file_begin.size = (uint64_t)5 << 30;
+	m.u.file_begin.mode = 0644;
+	roundtrip(&m);
+
+	const uint8_t simple[] = { MSG_DIR_END, MSG_END };
+	for (size_t i = 0; i < sizeof simple; i++) {
+		memset(&m, 0, sizeof m);
+		m.type = simple[i];
+		roundtrip(&m);
+	}
+	memset(&m, 0, sizeof m);
+	m.type = MSG_RESULT;
+	m.u.result.errors = 3;
+	strcpy(m.u.result.message, "x: failed");
+	roundtrip(&m);
+}
+
+static void test_refuses_bad_values(void **state)
+{
+	(void)state;
+	struct msg m, back;
+	int n;
+
+	/* an unknown type */
+	buf[0] = 0x7f;
+	assert_int_equal(msg_decode(buf, 1, &back), -EBADMSG);
+	assert_int_equal(msg_decode(buf, 0, &back), -EBADMSG);
+
+	/* nanoseconds out of range */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_ENTRY;
+	m.u.entry.type = ENT_REG;
+	strcpy(m.u.entry.name, "a");
+	m.u.entry.mtime_ns = 1000000000u;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* an unknown entry type, an empty name */
+	m.u.entry.mtime_ns = 0;
+	m.u.entry.type = 9;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	m.u.entry.type = ENT_REG;
+	m.u.entry.name[0] = '\0';
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* a name longer than 255 bytes, written by hand */
+	uint8_t raw[600] = { MSG_ENTRY, ENT_REG, 0, 0, 0, 0, 0 };
+	size_t off = 1 + 1 + 1 + 4 + 8 + 8 + 4;
+	raw[off] = 1;       /* length 256 */
+	raw[off + 1] = 0;
+	memset(raw + off + 2, 'a', 256);
+	assert_int_equal(msg_decode(raw, off + 2 + 256, &back), -EBADMSG);
+
+	/* unknown request flags and ops */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_REQUEST;
+	m.u.request.op = 9;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	m.u.request.op = OP_PULL;
+	m.u.request.flags = 0x100;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* zero-length DATA and a length beyond any file */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_DATA;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	m.u.len.len = UINT64_MAX;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+}
+
+static void test_hello(void **state)
+{
+	(void)state;
+	struct hello h = { .version = 1, .features = 7 }, back;
+	strcpy(h.software, "ferry 0.1.0");
+	int n = hello_encode(&h, buf, sizeof buf);
+	assert_true(n > 0);
+	assert_int_equal(hello_decode(buf, (size_t)n, &back), 0);
+	assert_string_equal(back.software, "ferry 0.1.0");
+	assert_int_equal(hello_decode(buf, (size_t)n - 1, &back), -EBADMSG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reader_bounds),
+		cmocka_unit_test(test_reader_strings),
+		cmocka_unit_test(test_writer_overflow),
+		cmocka_unit_test(test_roundtrip_all),
+		cmocka_unit_test(test_refuses_bad_values),
+		cmocka_unit_test(test_hello),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
