@@ -49,8 +49,11 @@ purl() { echo "ferry://127.0.0.1:$PPORT/$1"; }
 
 # A refused or failed session in a row is penalised; a good one clears it.
 unpenalize() {
+  # The refusing session's status reaches the daemon after the client has
+  # its answer: let it land first, then let the good session's land.
+  sleep 0.1
   for _ in 1 2 3 4 5 6 7 8; do
-    ferry_c ls -q "$(url m)" > /dev/null 2>&1 && return 0
+    ferry_c ls -q "$(url m)" > /dev/null 2>&1 && { sleep 0.1; return 0; }
     sleep 1
   done
   fail "the daemon keeps refusing a good ls"
