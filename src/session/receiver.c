@@ -19,6 +19,7 @@
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "util/log.h"
 
 struct want {
@@ -66,21 +67,10 @@ struct receiver {
 	struct msg m;
 };
 
-static void join(char *dst, size_t cap, const char *a, const char *b)
-{
-	if (!a[0])
-		snprintf(dst, cap, "%s", b);
-	else if (!b[0])
-		snprintf(dst, cap, "%s", a);
-	else
-		snprintf(dst, cap, "%s/%s", a, b);
-}
-
 static int local_of(struct receiver *r, const char *wpath, char *out, size_t cap)
 {
-	join(out, cap, r->root, wpath);
-	if (strlen(out) > PATH_MAX_WIRE)
-		return err_set(-ENAMETOOLONG, "%s: path too long", out);
+	if (path_join(out, cap, r->root, wpath) < 0 || strlen(out) > PATH_MAX_WIRE)
+		return err_set(-ENAMETOOLONG, "%s: path too long", wpath);
 	return 0;
 }
 
@@ -371,7 +361,8 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		return err_set(-EBADMSG, "protocol: bad entry name from the sender");
 	if (r->single && !r->cur[0])
 		name = r->single_name;
-	join(wpath, sizeof wpath, r->cur, name);
+	if (path_join(wpath, sizeof wpath, r->cur, name) < 0)
+		return err_set(-EBADMSG, "protocol: entry path too long");
 	if ((rc = local_of(r, wpath, lp, sizeof lp)) < 0 || (rc = names_add(r, name)) < 0)
 		return rc;
 	exists = r->cur_fd >= 0 && fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
@@ -406,7 +397,8 @@ static int on_dir_end(struct receiver *r)
 		const char *n = l.ents[i].name;
 		if (bsearch(&n, r->names, r->nnames, sizeof *r->names, cmp_name))
 			continue;
-		join(wpath, sizeof wpath, r->cur, n);
+		if (path_join(wpath, sizeof wpath, r->cur, n) < 0)
+			snprintf(wpath, sizeof wpath, "%s", n);
 		report(r, CHG_DELETE, wpath);
 		r->st->deleted++;
 		if (!r->dry && fs_remove_tree(r->cur_fd, n) < 0)
@@ -633,7 +625,8 @@ int receiver_list(struct conn *c, const struct xfer_hooks *h)
 			snprintf(dir, sizeof dir, "%s", m->u.dir_begin.path);
 			break;
 		case MSG_ENTRY:
-			join(wpath, sizeof wpath, dir, m->u.entry.name);
+			if (path_join(wpath, sizeof wpath, dir, m->u.entry.name) < 0)
+				snprintf(wpath, sizeof wpath, "%s", m->u.entry.name);
 			if (h->entry)
 				h->entry(h->ctx, m->u.entry.type, m->u.entry.mode, m->u.entry.size,
 					 m->u.entry.mtime_s, wpath, m->u.entry.target);

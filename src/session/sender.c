@@ -15,6 +15,7 @@
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "util/err.h"
+#include "util/path.h"
 #include "util/log.h"
 
 enum pstate { P_UNDECIDED = 0, P_WANTED = 1, P_SKIPPED = 2 };
@@ -44,21 +45,10 @@ struct sender {
 	struct msg out;         /* scratch for sending */
 };
 
-static void join(char *dst, size_t cap, const char *a, const char *b)
-{
-	if (!a[0])
-		snprintf(dst, cap, "%s", b);
-	else if (!b[0])
-		snprintf(dst, cap, "%s", a);
-	else
-		snprintf(dst, cap, "%s/%s", a, b);
-}
-
 static int local_path(const struct source *s, const char *wpath, char *out, size_t cap)
 {
-	join(out, cap, s->base, wpath);
-	if (strlen(out) > PATH_MAX_WIRE)
-		return err_set(-ENAMETOOLONG, "%s: path too long", out);
+	if (path_join(out, cap, s->base, wpath) < 0 || strlen(out) > PATH_MAX_WIRE)
+		return err_set(-ENAMETOOLONG, "%s: path too long", wpath);
 	return 0;
 }
 
@@ -313,15 +303,19 @@ static int walk_listing(struct sender *s, uint16_t si, int dfd, const char *wpat
 	}
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
-		join(child, sizeof child, wpath, l.ents[i].name);
+		if (path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0) {
+			xfer_error(s->st, "%s/%s: path longer than %d bytes, skipped", wpath,
+				   l.ents[i].name, PATH_MAX_WIRE);
+			continue;
+		}
 		rc = emit_entry(s, si, dfd, l.ents[i].name, child, &l.ents[i].st);
 	}
 	if (rc == 0)
 		rc = send_dir_msg(s, MSG_DIR_END, 0, NULL, NULL);
 	for (size_t i = 0; rc == 0 && !(s->o->flags & REQ_NO_RECURSE) && i < l.n; i++) {
-		if (!S_ISDIR(l.ents[i].st.st_mode))
+		if (!S_ISDIR(l.ents[i].st.st_mode) ||
+		    path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0)
 			continue;
-		join(child, sizeof child, wpath, l.ents[i].name);
 		rc = walk_dir(s, si, child);
 	}
 	if (rc == 0 && !(s->o->flags & REQ_NO_RECURSE))
@@ -370,7 +364,7 @@ static int walk_root(struct sender *s)
 	for (size_t i = 0; i < s->nsrc; i++) {
 		char lp[PATH_MAX_WIRE + 1];
 		const char *leaf;
-		join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
+		path_join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
 		int dfd = jail_open_parent(s->srcs[i].jail, lp, &leaf);
 		if (dfd < 0 || fstatat(dfd, leaf, &sts[i], AT_SYMLINK_NOFOLLOW) < 0) {
 			rc = dfd < 0 ? dfd : err_sys(-errno, "%s", lp);
@@ -386,7 +380,7 @@ static int walk_root(struct sender *s)
 	for (size_t i = 0; rc == 0 && i < s->nsrc; i++) {
 		char lp[PATH_MAX_WIRE + 1];
 		const char *leaf;
-		join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
+		path_join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
 		int dfd = jail_open_parent(s->srcs[i].jail, lp, &leaf);
 		if (dfd < 0) {
 			rc = dfd;
@@ -420,8 +414,8 @@ static void count_tree(const struct jail *j, const char *lp, int depth, uint64_t
 			if (S_ISREG(l.ents[i].st.st_mode)) {
 				(*files)++;
 				*bytes += (uint64_t)l.ents[i].st.st_size;
-			} else if (S_ISDIR(l.ents[i].st.st_mode)) {
-				join(child, sizeof child, lp, l.ents[i].name);
+			} else if (S_ISDIR(l.ents[i].st.st_mode) &&
+				   path_join(child, sizeof child, lp, l.ents[i].name) == 0) {
 				count_tree(j, child, depth + 1, files, bytes);
 			}
 		}
@@ -440,7 +434,7 @@ static int send_totals(struct sender *s)
 		char lp[PATH_MAX_WIRE + 1];
 		struct stat st;
 		const char *leaf;
-		join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
+		path_join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
 		int dfd = jail_open_parent(s->srcs[i].jail, lp[0] ? lp : ".", &leaf);
 		if (lp[0] && dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode)) {
