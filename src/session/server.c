@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "proto/msg.h"
 #include "session/conn.h"
@@ -92,6 +95,30 @@ static void source_of(struct source *s, struct jail *j, const char *path, uint32
 	}
 }
 
+static int is_dir(const struct jail *j, const char *path)
+{
+	int fd = jail_open_dir(j, path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static int exists(const struct jail *j, const char *path)
+{
+	struct stat st;
+	const char *leaf;
+
+	if (!path[0])
+		return 1;
+	int fd = jail_open_parent(j, path, &leaf);
+	if (fd < 0)
+		return 0;
+	int ok = fstatat(fd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(fd);
+	return ok;
+}
+
 static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
 		  struct jail *j)
 {
@@ -106,7 +133,11 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 	if (rq->op == OP_PUSH) {
 		rc = receiver_run(c, j, rq->path, &o, &h, &st);
 	} else {
-		source_of(&src, j, rq->path, rq->flags);
+		uint32_t fl = rq->flags;
+		/* ls of a file shows the file, not a listing of it */
+		if (rq->op == OP_LIST && !is_dir(j, rq->path))
+			fl &= ~REQ_SLASH;
+		source_of(&src, j, rq->path, fl);
 		if (rq->op == OP_LIST)
 			o.flags = (o.flags | REQ_NO_RECURSE) & ~REQ_CHECKSUM;
 		rc = sender_run(c, &src, 1, &o, &h, &st);
@@ -137,6 +168,9 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		log_err("%s", err_msg());
 		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
 	}
+	if (rc == 0 && m->u.request.op != OP_PUSH && !exists(&j, m->u.request.path))
+		rc = refuse(&c, REF_NOT_FOUND, "module '%s': '%s' does not exist", mod->name,
+			    m->u.request.path);
 	if (rc == 0) {
 		struct msg acc = { .type = MSG_ACCEPT };
 		acc.u.accept.protection = m->u.request.protection;
