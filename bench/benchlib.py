@@ -298,7 +298,8 @@ def section_label(sec, meta):
         return ''
     if sec == 'slow':
         return 'slow CPU %s MiB ' % meta.get('SLOW_MB', '?')
-    return 'W5 router %s MiB ' % meta.get('W5_MB', '?')
+    emu = meta.get('W5_EMULATED')
+    return 'W5 router %s MiB %s' % (meta.get('W5_MB', '?'), '[%s] ' % emu if emu else '')
 
 
 def cmd_summarize(path, *opts):
@@ -339,7 +340,7 @@ def cmd_summarize(path, *opts):
         sec, wl, tool = k
         wlname = section_label(sec, meta) + (wl[:2] + ' ' + wl[2:] if wl != 'NET' else 'TCP')
         if tool == 'iperf3':
-            wlname = section_label(sec, meta).replace('%s MiB ' % meta.get('W5_MB', '?'), '') + 'TCP'
+            wlname = {'lo': '', 'slow': 'slow CPU ', 'vr': 'W5 router '}.get(sec, '') + 'TCP'
         cells = []
         for p in peer_cols:
             b = agg.get((sec, wl, p))

@@ -19,7 +19,8 @@
 #   N_MB           16                     ROUNDS  1 (counts are deterministic)
 #   CASES          "ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push"
 #                  (no AES-GCM: libsodium has it only on x86 with AES-NI)
-#   RSYNC_MIPSEL   a target rsync binary (runs with SYSROOT); adds rsyncd:push rsyncd:pull
+#   RSYNC_MIPSEL   a target rsync binary; adds rsyncd:push rsyncd:pull. RSYNC_SYSROOT is its
+#                  qemu -L root (default SYSROOT; vrouter/setup.sh puts rsync in its sysroots)
 #   INSN_CACHE     where the plugin is built, default bench/out/qemu-plugin. The first run
 #                  fetches Debian's qemu source package with `apt-get source` (private apt
 #                  state in the cache; /etc/apt untouched) and keeps only qemu-plugin.h.
@@ -146,7 +147,8 @@ run_case() {  # run_case TOOL DIR MB -> total guest insns of the server tree
         cli=("$FERRY" pull "${o[@]}" "ferry://127.0.0.1:$P_FERRY/bench/src/$f" "$D/cli/x/") ;;
     *) die "unknown tool $tool" ;;
   esac
-  setsid "$QEMU" -plugin "$PLUGIN,out=$cnt/c" -L "$SYSROOT" "${srv[@]}" >>"$OUT/server.log" 2>&1 &
+  local root=$SYSROOT; [ "$tool" = rsyncd ] && root=${RSYNC_SYSROOT:-$SYSROOT}
+  setsid "$QEMU" -plugin "$PLUGIN,out=$cnt/c" -L "$root" "${srv[@]}" >>"$OUT/server.log" 2>&1 &
   SRV=$!
   waitport "$([ "$tool" = rsyncd ] && echo "$P_RSYNC" || echo "$P_FERRY")" ||
     { log "$tool server did not start"; return 1; }

@@ -26,15 +26,15 @@
 #
 # Knobs (environment), defaults in brackets:
 #   ROUNDS [3]  W1_MB [1024]  W2_FILES [10000]  W2_DIRS [100]  IPERF_SECS [5]
-#   TOOLS [all above]  FERRY [build/ferry; built with make build if missing]  NO_FERRY=1
+#   LO [1] (0 skips W1-W4)  TOOLS [all above]  FERRY [build/ferry; built with make build if missing]  NO_FERRY=1
 #   SLOW [1]  SLOW_MB [256]  SLOW_QUOTA_US [2000]  SLOW_PERIOD_US [10000]  SLOW_CPU [1]
 #   SLOW_TOOLS [ferry-enc ferry-chacha rsyncd rsync-ssh scp]
 #   W5 [1]  W5_MB [64]  W5_RATE [100mbit]  W5_QUOTA_US [2000]  W5_PERIOD_US [50000] (= 4 %)
 #   W5_MEM_MB [128]  W5_TOOLS [ferry-enc ferry-chacha rsyncd scp rsync-dropbear]
 #   W5_DIRS [W1push W1pull]
 #   W5 hooks for an emulated router build (e.g. mipsel, see bench/insns.sh):
-#   W5_WRAP="qemu-mipsel -L SYSROOT" prefixes the W5 servers of ferry / rsyncd / dropbear;
-#   W5_FERRY, W5_RSYNC, W5_DROPBEAR name the binaries to run under it.
+#   W5_FERRY, W5_RSYNC, W5_DROPBEAR name target binaries for the W5 servers, each run as
+#   $W5_WRAP BINARY ... (e.g. W5_WRAP="qemu-mipsel -L SYSROOT"); servers not named stay native.
 #   PORT_BASE [61000]  CLIENT_TIMEOUT [600]  OUTDIR [bench/out/<time>]  NO_INSTALL=1
 #
 # Isolation: the script re-executes itself in private network + mount namespaces (own lo,
@@ -64,6 +64,7 @@ W1_MB=${W1_MB:-1024}
 W2_FILES=${W2_FILES:-10000}
 W2_DIRS=${W2_DIRS:-100}
 IPERF_SECS=${IPERF_SECS:-5}
+LO=${LO:-1}
 SLOW=${SLOW:-1}
 SLOW_MB=${SLOW_MB:-256}
 SLOW_QUOTA_US=${SLOW_QUOTA_US:-2000}
@@ -170,7 +171,7 @@ trap cleanup EXIT
 trap 'log interrupted; exit 130' INT TERM
 
 mkdir -p "$D"
-mount -t tmpfs -o size=$((W1_MB * 4 + W5_MB * 2 + 2048))m,mode=755 ferrybench "$D" ||
+mount -t tmpfs -o size=$((W1_MB * 5 + W5_MB * 2 + 3072))m,mode=755 ferrybench "$D" ||
   die "cannot mount a tmpfs on $D"
 mkdir -p "$S/w2" "$S/w3" "$D/srv" "$D/cli" "$T/vsftpd-empty" "$T/ferry-home"
 export FERRY_HOME=$T/ferry-home
@@ -192,7 +193,9 @@ export FERRY_HOME=$T/ferry-home
        "W5=$W5 W5_MB=$W5_MB W5_RATE=$W5_RATE W5_QUOTA_US=$W5_QUOTA_US W5_PERIOD_US=$W5_PERIOD_US" \
        "W5_MEM_MB=$W5_MEM_MB W5_WRAP='$W5_WRAP' TOOLS='$TOOLS'"
 } > "$OUTDIR/env.txt"
-printf 'SLOW_MB=%s\nW5_MB=%s\n' "$SLOW_MB" "$W5_MB" > "$OUTDIR/meta.txt"
+emu=""
+for v in W5_FERRY W5_RSYNC W5_DROPBEAR; do [ -n "${!v:-}" ] && emu+="${emu:+, }${v#W5_} ${!v##*/}"; done
+printf 'SLOW_MB=%s\nW5_MB=%s\nW5_EMULATED=%s\n' "$SLOW_MB" "$W5_MB" "${emu:+$emu under ${W5_WRAP%% *}}" > "$OUTDIR/meta.txt"
 
 # ---------------------------------------------------------------- keys (fresh each run)
 K=$T/keys; mkdir -m 700 "$K"
@@ -293,6 +296,7 @@ EOF
 
 # ---------------------------------------------------------------- data
 log "generating data in $D"
+[ "$LO" = 1 ] || { W1_MB=1 W2_FILES=1; }   # W1-W4 skipped: keep the data tiny
 openssl rand $((W1_MB * 1048576)) > "$S/w1.bin"
 W2_BYTES=$($PY "$LIB" genw2 "$S/w2" "$W2_FILES" "$W2_DIRS" 42)
 cp "$S/w1.bin" "$S/w3/w1.bin"
@@ -306,20 +310,20 @@ log "W1 $W1_MB MiB, W2 $W2_FILES files / $W2_BYTES B, slow $SLOW_MB MiB, W5 $W5_
 # ---------------------------------------------------------------- servers
 # server_cmd TOOL SITE -> SRV_CMD (argv), SRV_PORT; SITE vr runs it in the router netns
 server_cmd() {
-  local tool=$1 site=$2 h=127.0.0.1 pre=() wrap=() fbin=${FERRY:-} rbin=rsync dbin=/usr/sbin/dropbear
+  local tool=$1 site=$2 h=127.0.0.1 pre=() wrap=() fbin=(${FERRY:-}) rbin=(rsync) dbin=(/usr/sbin/dropbear)
   SRV_CMD=(); SRV_PORT=""
   if [ "$site" = vr ]; then
     h=10.199.0.2; pre=(nsenter --net=/proc/$VR_HOLD/ns/net --)
-    if [ -n "$W5_WRAP" ]; then
-      read -ra wrap <<< "$W5_WRAP"
-      fbin=${W5_FERRY:-$fbin}; rbin=${W5_RSYNC:-$(command -v rsync)}; dbin=${W5_DROPBEAR:-$dbin}
-    fi
+    read -ra wrap <<< "$W5_WRAP"      # emulated router: only the binaries given are wrapped
+    [ -n "${W5_FERRY:-}" ] && fbin=("${wrap[@]}" "$W5_FERRY")
+    [ -n "${W5_RSYNC:-}" ] && rbin=("${wrap[@]}" "$W5_RSYNC")
+    [ -n "${W5_DROPBEAR:-}" ] && dbin=("${wrap[@]}" "$W5_DROPBEAR")
   fi
   case $tool in
     ferry-*) SRV_PORT=$P_FERRY
-      SRV_CMD=("${pre[@]}" "${wrap[@]}" "$fbin" serve --config "$T/ferry-$site.conf") ;;
+      SRV_CMD=("${pre[@]}" "${fbin[@]}" serve --config "$T/ferry-$site.conf") ;;
     rsyncd) SRV_PORT=$P_RSYNC
-      SRV_CMD=("${pre[@]}" "${wrap[@]}" "$rbin" --daemon --no-detach --config="$T/rsyncd.conf"
+      SRV_CMD=("${pre[@]}" "${rbin[@]}" --daemon --no-detach --config="$T/rsyncd.conf"
                --address="$h" --port="$P_RSYNC") ;;
     rsync-ssh*|scp) SRV_PORT=$P_SSH    # private mount ns with a tmpfs /run for /run/sshd
       SRV_CMD=("${pre[@]}" unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m fb /run &&
@@ -327,7 +331,7 @@ server_cmd() {
     rsync-dropbear) SRV_PORT=$P_DB     # private mount ns: tmpfs /root holding only our key
       SRV_CMD=("${pre[@]}" unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=700,size=1m fb /root &&
         mkdir -m 700 /root/.ssh && cp "$1" /root/.ssh/authorized_keys && shift &&
-        exec "$@"' sh "$K/authorized_keys" "${wrap[@]}" "$dbin" -F -E -s -p "$h:$P_DB"
+        exec "$@"' sh "$K/authorized_keys" "${dbin[@]}" -F -E -s -p "$h:$P_DB"
         -r "$K/dropbear_host" -P "$T/dropbear.pid") ;;
     ftp) SRV_PORT=$P_FTP; SRV_CMD=(/usr/sbin/vsftpd "$T/vsftpd.conf") ;;
     iperf3) SRV_PORT=$P_IPERF; SRV_CMD=("${pre[@]}" iperf3 -s -1 -B "$h" -p "$P_IPERF") ;;
@@ -511,7 +515,7 @@ has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
 
 START=$SECONDS
 # ---------------------------------------------------------------- W1-W4 on loopback
-for ((r = 1; r <= ROUNDS; r++)); do
+for ((r = 1; r <= ROUNDS && LO; r++)); do
   log "---- round $r/$ROUNDS"
   run_one "$r" lo iperf3 NET
   for wl in W1push W1pull W2push W2pull W3push W4push; do
