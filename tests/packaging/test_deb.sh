@@ -69,7 +69,7 @@ leftovers=$(cd "$SRC" && ls -d obj-* debian/.debhelper debian/ferry debian/files
 
 # 3. metadata
 version=$(dpkg-deb -f "$DEB" Version)
-upstream=$(sed -n 's/^project(ferry VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
+upstream=$(sed -n 's/^project(ferry VERSION \([0-9.]*\).*/\1/p' "$W/CMakeLists.txt")
 [ "${version%-*}" = "$upstream" ] && ok "package version $version matches CMakeLists.txt ($upstream)" ||
 	bad "package version $version vs CMakeLists.txt $upstream"
 deps=$(dpkg-deb -f "$DEB" Depends)
@@ -109,7 +109,7 @@ if "$BIN" serve --config "$R/etc/ferry/ferry.conf" --check-config > "$T/check.lo
 else
 	bad "ferry serve --check-config rejects the shipped example: $(cat "$T/check.log")"
 fi
-if [ -f "$SRC/docs/ferry.1" ]; then
+if [ -f "$W/docs/ferry.1" ]; then
 	ls "$R"/usr/share/man/man1/ferry.1* >/dev/null 2>&1 && ok "man page shipped" || bad "docs/ferry.1 exists but is not in the package"
 else
 	echo "NOTE - docs/ferry.1 not written yet: no man page expected"
