@@ -130,4 +130,5 @@ cmp -s "$T/kh-before" "$T/clienthome/known_hosts" ||
   fail "known_hosts was modified by --accept-new after a key change"
 [ ! -e "$T/mod/changed" ] || fail "the push went ahead with a changed host key"
 
+if grep -qE 'died of signal|runtime error:|Sanitizer' "$T/server.log"; then fail "a session process crashed"; fi
 note "ok"

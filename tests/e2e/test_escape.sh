@@ -186,6 +186,6 @@ kill -0 "$SERVER_PID" || fail "the daemon died"
 expect_rc 0 ferry_c push -q "$T/src/" "$(url m/after)"
 same_tree "$T/src" "$T/mod/after"
 no_temp_files "$T/mod"
-if grep -q 'died of signal' "$T/server.log"; then fail "a session process crashed"; fi
+if grep -qE 'died of signal|runtime error:|Sanitizer' "$T/server.log"; then fail "a session process crashed"; fi
 outside_empty "end"
 note "ok"

@@ -88,4 +88,5 @@ for pair in sodium:openssl openssl:sodium; do
   unset FERRY_AEAD
   stop_server
 done
+if grep -qE 'died of signal|runtime error:|Sanitizer' "$T/server.log"; then fail "a session process crashed"; fi
 note "ok"
