@@ -190,7 +190,7 @@ out:
 
 int chan_server(int fd, const struct chan_opts *o, struct channel **out, struct chan_peer *peer)
 {
-	char prologue[2 * (OPENING_MAX + 1)], err[OPENING_MAX + 1];
+	char prologue[2 * (OPENING_MAX + 1)];
 	size_t clen, slen;
 	unsigned offered = 0;
 	struct noise_hs hs;
@@ -209,8 +209,8 @@ int chan_server(int fd, const struct chan_opts *o, struct channel **out, struct 
 	}
 	choice = opening_choose(offered, usable_mask(o->cipher_mask), chan_have_hw_aes());
 	if (choice < 0) {
-		opening_error_line("no common cipher; this server speaks Noise_XX_25519_ChaChaPoly_BLAKE2b", err);
-		chan_refuse(fd, err + sizeof OPENING_MAGIC - 1 + 6);
+		chan_refuse(fd, "no common cipher; this server speaks Noise_XX_25519_ChaChaPoly_BLAKE2b"
+			    " and Noise_XX_25519_AESGCM_BLAKE2b");
 		rc = err_set(-EPROTO, "handshake: the client offered no protocol we speak");
 		goto out;
 	}

@@ -16,6 +16,7 @@ enum exit_code {
 	EXIT_HOSTKEY = 6,        /* server host key unknown or changed */
 	EXIT_SOCKET = 10,        /* cannot connect, or the connection broke */
 	EXIT_STREAM = 12,        /* corrupt or tampered data stream */
+	EXIT_SIGNAL = 20,        /* stopped by SIGINT/SIGTERM (no partial file is left) */
 	EXIT_PARTIAL = 23,       /* some files failed; the others were transferred */
 	EXIT_TIMEOUT = 30,
 };

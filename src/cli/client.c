@@ -96,34 +96,42 @@ static int check_host(const struct remote *r, const struct client_opts *o, const
 	return 0;
 }
 
-static int handshake(const struct remote *r, const struct client_opts *o, int fd,
-		     struct channel **ch)
+/* The key first: a local problem must not look like a failed login to the server. */
+static int load_identity(const struct client_opts *o, struct keypair *kp)
 {
-	struct keypair kp;
-	struct chan_peer peer;
 	char idpath[4096];
-	uint8_t hello[128];
-	struct hello h = { .version = PROTO_VERSION };
-	int rc;
 
 	if (o->identity)
 		snprintf(idpath, sizeof idpath, "%s", o->identity);
 	else if (ferry_path(idpath, sizeof idpath, "id_ferry") < 0)
 		return die_msg("%s", err_msg()), EXIT_LOCAL;
-	if (keys_load(idpath, &kp) < 0) {
+	if (keys_load(idpath, kp) < 0) {
 		die_msg("%s%s", err_msg(), o->identity ? "" : " (create one with 'ferry keygen')");
 		return EXIT_LOCAL;
 	}
+	return 0;
+}
+
+static int handshake(const struct remote *r, const struct client_opts *o,
+		     const struct keypair *kp, int fd, struct channel **ch)
+{
+	struct chan_peer peer;
+	uint8_t hello[128];
+	struct hello h = { .version = PROTO_VERSION };
+	int rc;
+
 	snprintf(h.software, sizeof h.software, "ferry %s", FERRY_VERSION);
 	int hl = hello_encode(&h, hello, sizeof hello);
-	struct chan_opts co = { .local = &kp, .cipher_mask = o->cipher_mask, .payload = hello,
+	struct chan_opts co = { .local = kp, .cipher_mask = o->cipher_mask, .payload = hello,
 				.payload_len = (size_t)hl, .timeout_ms = o->timeout_ms };
 	rc = chan_client(fd, &co, ch, &peer);
-	keys_wipe(&kp);
 	if (rc < 0) {
 		die_msg("%s: %s", r->display, err_msg());
+		if (rc == -ECONNREFUSED)   /* "FERRY/1 ERROR": busy, or too many failures */
+			return EXIT_REFUSED;
 		return rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PROTOCOL;
 	}
+	chan_set_timeout(*ch, o->timeout_ms);
 	if ((rc = check_host(r, o, peer.pub)) != 0) {
 		chan_free(*ch);
 		*ch = NULL;
@@ -152,11 +160,19 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 
 	if (!m)
 		return die_msg("out of memory"), EXIT_LOCAL;
+	struct keypair kp;
+	if ((rc = load_identity(o, &kp)) != 0) {
+		free(m);
+		return rc;
+	}
 	if (dial(r, &fd) < 0) {
+		keys_wipe(&kp);
 		free(m);
 		return die_msg("%s", err_msg()), EXIT_SOCKET;
 	}
-	if ((rc = handshake(r, o, fd, &ch)) != 0) {
+	rc = handshake(r, o, &kp, fd, &ch);
+	keys_wipe(&kp);
+	if (rc != 0) {
 		if (!ch)
 			close(fd);
 		free(m);
@@ -173,7 +189,7 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 		rc = conn_recv(c, m);
 	if (rc < 0) {
 		die_msg("%s: %s", r->display, err_msg());
-		rc = EXIT_SOCKET;
+		rc = rc == -EBADMSG ? EXIT_STREAM : rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_SOCKET;
 	} else if (m->type == MSG_REFUSE) {
 		die_msg("%s refused: %s", r->display, m->u.refuse.reason);
 		rc = refusal_code(m->u.refuse.code);

@@ -113,6 +113,16 @@ static int host_key(const char *path, struct keypair *kp)
 
 	if (stat(path, &st) < 0 && errno == ENOENT) {
 		ferry_dir_ensure();
+		/* a configured path's directory may be missing too (mkdir -p, 0700) */
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s", path);
+		for (char *p = dir + 1; *p; p++) {
+			if (*p != '/')
+				continue;
+			*p = '\0';
+			mkdir(dir, 0700);
+			*p = '/';
+		}
 		if ((rc = keys_generate(kp)) < 0 || (rc = keys_save(path, kp, "ferry host key", 0)) < 0)
 			return rc;
 		key_fingerprint(kp->pub, fpr);

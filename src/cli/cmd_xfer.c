@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,14 @@ int cmd_push(int argc, char **argv)
 
 /* --- pull ------------------------------------------------------------------- */
 
+/* Ctrl-C during a pull: the file being written is a temporary; remove it. */
+static void on_stop(int sig)
+{
+	(void)sig;
+	afile_signal_cleanup();
+	_exit(EXIT_SIGNAL);
+}
+
 /* The local destination: an existing directory is the root; otherwise its
  * parent must exist and the last component is created (or, for a single
  * file, becomes the file's name). */
@@ -316,6 +325,9 @@ int cmd_pull(int argc, char **argv)
 	if (dest_open(dest, &j, root, sizeof root) < 0)
 		return die_msg("%s", err_msg()), EXIT_LOCAL;
 	request_init(&rq, OP_PULL, &x, &r);
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	signal(SIGHUP, on_stop);
 	int rc = client_open(&r, &x.co, &rq, &c, &acc);
 	if (rc == 0) {
 		size_t n = strlen(dest);

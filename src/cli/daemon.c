@@ -185,6 +185,14 @@ static void child_report(int fd, char what)
 		log_debug("status pipe: %s", strerror(errno));
 }
 
+static void on_auth(void *ctx, int ok)
+{
+	int *fd = ctx;
+	child_report(*fd, ok ? 'A' : 'F');
+	close(*fd);   /* one report per connection */
+	*fd = -1;
+}
+
 /* The per-connection process. */
 static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr)
 {
@@ -212,10 +220,12 @@ static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr
 	/* The private key is not needed after the handshake. */
 	keys_wipe(&d->host_key);
 	chan_set_timeout(ch, d->io_timeout_ms);
-	struct server_ctx sc = { .cfg = &d->cfg, .peer = peer };
+	struct server_ctx sc = { .cfg = &d->cfg, .peer = peer, .on_auth = on_auth,
+				 .ctx = &status_fd };
 	writer_opts_default(&sc.writer);
 	rc = server_session(ch, &sc);
-	child_report(status_fd, rc == 1 ? 'F' : 'A');
+	/* A session that ended before its key was judged (no REQUEST) failed. */
+	child_report(status_fd, 'F');
 	if (rc < 0)
 		log_err("session failed: %s", err_msg());
 	chan_free(ch);

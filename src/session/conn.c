@@ -5,6 +5,8 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "util/err.h"
 
@@ -61,8 +63,19 @@ void conn_fail(struct conn *c, uint16_t code, const char *reason)
 
 	m.u.refuse.code = code;
 	snprintf(m.u.refuse.reason, sizeof m.u.refuse.reason, "%s", reason);
-	if (conn_send(c, &m) == 0)
-		chan_flush(c->ch);
+	if (conn_send(c, &m) < 0 || chan_flush(c->ch) < 0)
+		return;
+	/* Close gently: closing with unread input makes the kernel send a reset,
+	 * which can overtake the ERROR and leave the peer with only
+	 * "connection reset". Half-close, then drain briefly. */
+	int fd = chan_fd(c->ch);
+	char sink[4096];
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 256; i++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		if (poll(&pfd, 1, 100) != 1 || read(fd, sink, sizeof sink) <= 0)
+			break;
+	}
 }
 
 int conn_flush(struct conn *c)

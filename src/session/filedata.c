@@ -89,6 +89,10 @@ static int stream_extent(struct conn *c, int fd, off_t off, uint64_t len, XXH3_s
 	while (rc == 0 && len) {
 		size_t cap;
 		uint8_t *buf = chan_data_buf(c->ch, &cap);
+		if (!buf) {   /* the channel has failed (the peer went away): stop */
+			rc = err_set(-EPIPE, "connection lost while sending file data");
+			break;
+		}
 		size_t want = len < cap ? (size_t)len : cap;
 		ssize_t n = 0;
 		if (*status == FILE_OK) {

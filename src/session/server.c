@@ -49,8 +49,11 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 	const char *keys;
 
 	key_fingerprint(sc->peer->pub, fpr);
-	if (!mod)
+	if (!mod) {
+		if (sc->on_auth)   /* probing for module names counts as a failure */
+			sc->on_auth(sc->ctx, 0);
 		return refuse(c, REF_UNKNOWN_MODULE, "unknown module '%s'", rq->module);
+	}
 	keys = mod->authorized_keys ? mod->authorized_keys : sc->cfg->global.authorized_keys;
 	if (!keys)
 		return refuse(c, REF_NOT_AUTHORIZED,
@@ -61,6 +64,8 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 		return refuse(c, REF_INTERNAL, "module '%s': the server cannot read its key list",
 			      rq->module);
 	}
+	if (sc->on_auth)
+		sc->on_auth(sc->ctx, ok);
 	if (!ok)
 		return refuse(c, REF_NOT_AUTHORIZED, "key %s is not authorized for module '%s'",
 			      fpr, rq->module);

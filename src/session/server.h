@@ -14,6 +14,10 @@ struct server_ctx {
 	const struct ferry_config *cfg;
 	const struct chan_peer *peer;   /* the client's authenticated static key */
 	struct writer_opts writer;
+	/* Told once whether the client's key was accepted for the module (the
+	 * daemon counts unauthenticated connections and failing addresses). */
+	void (*on_auth)(void *ctx, int ok);
+	void *ctx;
 };
 
 /* 0 when the session ran (file errors included), 1 when the request was

@@ -34,7 +34,7 @@ for _ in $(seq 1 100); do
   ls -a "$T/mod/slow" 2> /dev/null | grep -q '^\.ferry-' && break
   sleep 0.05
 done
-expect_rc 2 ferry_c ls "$(url m)"
+expect_rc 5 ferry_c ls "$(url m)"
 grep -q "server busy" "$T/last.err" || { cat "$T/last.err"; fail "busy refusal not explained"; }
 kill $slow 2> /dev/null || true
 wait $slow 2> /dev/null || true

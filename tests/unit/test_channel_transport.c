@@ -570,6 +570,10 @@ static void test_downgrade(void **state)
 	pthread_t tm, ts;
 
 	(void)state;
+	/* Without AES instructions (MIPS, most ARM) nobody offers AESGCM: there
+	 * is nothing to strip, so nothing to test. */
+	if (!chan_have_hw_aes())
+		skip();
 	ends_init(&cl, &sv, a);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b), 0);
 	m.to_client = a[1];
