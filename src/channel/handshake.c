@@ -209,8 +209,10 @@ int chan_server(int fd, const struct chan_opts *o, struct channel **out, struct 
 	}
 	choice = opening_choose(offered, usable_mask(o->cipher_mask), chan_have_hw_aes());
 	if (choice < 0) {
-		chan_refuse(fd, "no common cipher; this server speaks Noise_XX_25519_ChaChaPoly_BLAKE2b"
-			    " and Noise_XX_25519_AESGCM_BLAKE2b");
+		chan_refuse(fd, (usable_mask(o->cipher_mask) & (1u << CIPHER_AESGCM)) ?
+			    "no common cipher; this server speaks Noise_XX_25519_ChaChaPoly_BLAKE2b"
+			    " and Noise_XX_25519_AESGCM_BLAKE2b" :
+			    "no common cipher; this server speaks Noise_XX_25519_ChaChaPoly_BLAKE2b");
 		rc = err_set(-EPROTO, "handshake: the client offered no protocol we speak");
 		goto out;
 	}
