@@ -244,7 +244,7 @@ static int next_record(struct channel *c, enum protection prot, uint8_t **p, siz
 	if (c->error)
 		return err_set(c->error, "channel: unusable after an earlier error");
 	c->live = 0;
-	in_compact(c, 0);
+	c->in_lim = CHAN_INBUF;   /* the last record handed out is released */
 	for (;;) {
 		rc = rec_open(&c->rx, prot, c->in + c->in_r, c->in_w - c->in_r, &used, p, len);
 		if (rc < 0) {
@@ -253,6 +253,11 @@ static int next_record(struct channel *c, enum protection prot, uint8_t **p, siz
 		}
 		if (rc == 1)
 			break;
+		/* Compact only when a record is incomplete: then less than one
+		 * record is unread, so the move is short. Compacting while whole
+		 * records wait moved every byte once more (measured: 100% of a
+		 * 64 MiB push went through memmove). */
+		in_compact(c, 0);
 		rc = in_fill(c);
 		if (rc == -EPIPE) {
 			if (c->in_r == c->in_w)
@@ -369,8 +374,9 @@ int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n)
 	if (c->error)
 		return err_set(c->error, "channel: unusable after an earlier error");
 	c->live = 0;
-	in_compact(c, 0);
+	c->in_lim = CHAN_INBUF;
 	while (c->in_r == c->in_w) {
+		in_compact(c, 0);   /* nothing unread: this only rewinds */
 		rc = in_fill(c);
 		if (rc == -EPIPE)
 			return err_set(-EPROTO, "channel: connection closed in the middle of file data");
