@@ -47,6 +47,20 @@ expect_rc 0 ferry_c push -v "$src/" "$(url m/backup)"
 grep -q '^update  *a.txt' "$T/last.out" || { cat "$T/last.out"; fail "changed file not reported"; }
 same_tree "$src" "$T/mod/backup"
 
+note "same size and mtime: skipped; with --checksum the contents decide"
+cp -p "$src/a.txt" "$T/a.saved"
+printf 'CHANGED\n' > "$src/a.txt"        # same size as "changed\n"
+touch -d '2003-01-01 00:00:00.000000001' "$src/a.txt"
+expect_rc 0 ferry_c push -v "$src/" "$(url m/backup)"
+if grep -q 'a.txt' "$T/last.out"; then fail "a file with equal size and mtime was sent without -c"; fi
+cmp -s "$src/a.txt" "$T/mod/backup/a.txt" && fail "quick check should have skipped a.txt"
+expect_rc 0 ferry_c push -v -c "$src/" "$(url m/backup)"
+grep -q '^update  *a.txt' "$T/last.out" || { cat "$T/last.out"; fail "-c did not send the changed file"; }
+cmp "$src/a.txt" "$T/mod/backup/a.txt" || fail "-c: contents differ"
+expect_rc 0 ferry_c push -v -c "$src/" "$(url m/backup)"
+if grep -Eq '^(new|update) ' "$T/last.out"; then fail "-c sent unchanged files"; fi
+same_tree "$src" "$T/mod/backup"
+
 note "pull it back (contents) into a new directory"
 expect_rc 0 ferry_c pull "$(url m/backup/)" "$T/restore"
 same_tree "$src" "$T/restore"
