@@ -244,7 +244,7 @@ def cmd_iperfbytes(path):
 
 
 # ------------------------------------------------------------------ summary
-FERRY = ['ferry-enc', 'ferry-chacha', 'ferry-int', 'ferry-none']
+FERRY = ['ferry-enc', 'ferry-chacha', 'ferry-int', 'ferry-none', 'ferry-raw']
 PEERS = ['rsyncd', 'rsync-ssh', 'rsync-ssh-aesgcm', 'scp', 'rsync-dropbear', 'ftp']
 WL_ORDER = ['NET', 'W1push', 'W1pull', 'W2push', 'W2pull', 'W3push', 'W4push']
 SECTION_ORDER = ['lo', 'slow', 'vr']
@@ -403,6 +403,9 @@ def targets(agg):
         check('%s encrypt server CPU / scp' % wl, 'lo', wl, 'ferry-enc', 'scp', 'srv', 0.4)
         check('%s none wall / ftp' % wl, 'lo', wl, 'ferry-none', 'ftp', 'wall', 1.0)
         check('%s none server CPU / ftp' % wl, 'lo', wl, 'ferry-none', 'ftp', 'srv', 1.0)
+        check('%s none --no-verify wall / ftp' % wl, 'lo', wl, 'ferry-raw', 'ftp', 'wall', 1.0)
+        check('%s none --no-verify server CPU / ftp' % wl, 'lo', wl, 'ferry-raw', 'ftp', 'srv',
+              1.0)
     for wl in ('W2push', 'W2pull'):
         check('%s encrypt wall / rsyncd' % wl, 'lo', wl, 'ferry-enc', 'rsyncd', 'wall', 0.8)
     check('slow CPU push encrypt (AES-GCM) MB/s / rsyncd', 'slow', 'W1push', 'ferry-enc',

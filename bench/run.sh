@@ -19,7 +19,8 @@
 #       behind a veth shaped with tbf (100 Mbit), in a cgroup with a few % of one core and
 #       W5_MEM_MB of memory
 # Tools (TOOLS): ferry-enc (--protection encrypt, default cipher), ferry-chacha (encrypt,
-#   --cipher chachapoly), ferry-int (integrity), ferry-none (none); peers: rsyncd (rsync
+#   --cipher chachapoly), ferry-int (integrity), ferry-none (none, whole-file hash checked),
+#   ferry-raw (none --no-verify: sendfile/splice, no hash); peers: rsyncd (rsync
 #   daemon), rsync-ssh (rsync over OpenSSH, default cipher), rsync-ssh-aesgcm, scp (OpenSSH,
 #   SFTP protocol), rsync-dropbear (OpenSSH client -> dropbear), ftp (vsftpd; curl for W1,
 #   lftp mirror for W2/W4); iperf3 as the TCP ceiling.
@@ -81,7 +82,7 @@ W5_WRAP=${W5_WRAP:-}
 PORT_BASE=${PORT_BASE:-61000}
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-600}
 NO_FERRY=${NO_FERRY:-0}
-FERRY_TOOLS="ferry-enc ferry-chacha ferry-int ferry-none"
+FERRY_TOOLS="ferry-enc ferry-chacha ferry-int ferry-none ferry-raw"
 TOOLS=${TOOLS:-"$FERRY_TOOLS rsyncd rsync-ssh rsync-ssh-aesgcm scp rsync-dropbear ftp"}
 SLOW_TOOLS=${SLOW_TOOLS:-"ferry-enc ferry-chacha rsyncd rsync-ssh scp"}
 W5_TOOLS=${W5_TOOLS:-"ferry-enc ferry-chacha rsyncd scp rsync-dropbear"}
@@ -374,6 +375,7 @@ client_cmd() {
         ferry-chacha) o+=(--protection encrypt --cipher chachapoly) ;;
         ferry-int) o+=(--protection integrity) ;;
         ferry-none) o+=(--protection none) ;;
+        ferry-raw) o+=(--protection none --no-verify) ;;
       esac
       case $wl in
         W1push) CMD=("$FERRY" push "${o[@]}" "$S/$f" "$u/$sd/") ;;

@@ -40,6 +40,7 @@ int chan_new(int fd, enum cipher_id cipher, struct noise_cs *tx, struct noise_cs
 	c->cipher = cipher;
 	c->prot = PROT_ENCRYPT;
 	c->in_lim = CHAN_INBUF;
+	c->pipe[0] = c->pipe[1] = -1;
 	c->rekey_interval = test_rekey_interval ? test_rekey_interval : CHAN_REKEY_INTERVAL;
 	/* A plain struct copy moves the states; the sources must not be wiped
 	 * with aead_wipe afterwards (that would free the shared EVP context). */
@@ -58,6 +59,10 @@ void chan_free(struct channel *c)
 		return;
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->pipe[0] >= 0) {
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+	}
 	noise_cs_wipe(&c->tx);
 	noise_cs_wipe(&c->rx);
 	/* Buffers may hold plaintext: wipe before free. */
@@ -489,4 +494,89 @@ int chan_readable(struct channel *c)
 	 * never claims a record that is not all there. */
 	return avail >= 2 && avail >= rec_size(c->prot == PROT_INTEGRITY ? PROT_INTEGRITY : PROT_ENCRYPT,
 						 c->in + c->in_r);
+}
+
+/* Moves raw file data from the socket into fd without passing it through
+ * user space: what is already buffered is written first, then splice(2)
+ * socket -> pipe -> file. For PROT_NONE without verification only. */
+static int splice_pipe(struct channel *c)
+{
+	if (c->pipe[0] >= 0)
+		return 0;
+	if (pipe2(c->pipe, O_CLOEXEC) < 0)
+		return err_sys(-errno, "channel: pipe");
+	fcntl(c->pipe[1], F_SETPIPE_SZ, 1 << 20);   /* fewer, larger moves; best effort */
+	return 0;
+}
+
+static int write_all_fd(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return err_sys(w < 0 ? -errno : -EIO, "write");
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int chan_data_splice(struct channel *c, int fd, size_t max, size_t *moved)
+{
+	int64_t deadline = 0;
+	short rev;
+	int rc;
+
+	*moved = 0;
+	if (c->prot != PROT_NONE || max == 0)
+		return err_set(-EINVAL, "channel: splice is for unframed data only");
+	if (c->error)
+		return err_set(c->error, "channel: unusable after an earlier error");
+	c->live = 0;
+	c->in_lim = CHAN_INBUF;
+	if (c->in_r < c->in_w) {
+		size_t n = c->in_w - c->in_r < max ? c->in_w - c->in_r : max;
+		if ((rc = write_all_fd(fd, c->in + c->in_r, n)) < 0)
+			return rc;
+		c->in_r += n;
+		*moved = n;
+		return 0;
+	}
+	if ((rc = splice_pipe(c)) < 0)
+		return rc;
+	size_t want = max < (1u << 20) ? max : (1u << 20);
+	ssize_t n;
+	for (;;) {
+		n = splice(c->fd, NULL, c->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0)
+			break;
+		if (n == 0) {
+			c->eof = 1;
+			return err_set(-EPROTO, "channel: connection closed in the middle of file data");
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return err_sys(-errno, "channel: splice from the socket");
+		if (!deadline)
+			deadline = io_deadline(c->timeout_ms);
+		if ((rc = io_wait(c->fd, POLLIN, deadline, &rev, "channel")) < 0)
+			return rc;
+	}
+	c->st.bytes_in += (uint64_t)n;
+	for (ssize_t left = n; left > 0;) {
+		ssize_t w = splice(c->pipe[0], NULL, fd, NULL, (size_t)left, SPLICE_F_MOVE);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			/* The pipe now holds stream bytes we cannot put back. */
+			c->error = -EIO;
+			return err_sys(w < 0 ? -errno : -EIO, "channel: splice into the file");
+		}
+		left -= w;
+	}
+	*moved = (size_t)n;
+	return 0;
 }

@@ -95,6 +95,10 @@ int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n);
  * flushing; receives len bytes into fd at off with splice(2) (after handing
  * over what is already buffered). Fall back to the buffer path otherwise. */
 int chan_data_sendfile(struct channel *c, int fd, off_t *off, size_t len);
+/* PROT_NONE only: moves up to max bytes of file data from the stream into fd
+ * at its current offset (buffered bytes first, then splice(2) through a
+ * pipe, never through user space); *moved > 0 on success. */
+int chan_data_splice(struct channel *c, int fd, size_t max, size_t *moved);
 
 int chan_flush(struct channel *c);
 /* While a write waits for the socket, incoming bytes are buffered (up to

@@ -36,6 +36,7 @@ struct channel {
 	uint8_t *in;
 	size_t in_r, in_w;              /* unread bytes are in[in_r..in_w) */
 	size_t in_lim;                  /* reads stop here (live_lo after a move under a live record) */
+	int pipe[2];                    /* for chan_data_splice, made on first use; -1 until then */
 	struct chan_stats st;
 };
 

@@ -199,14 +199,14 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 		rc = EXIT_PROTOCOL;
 	} else {
 		*acc = m->u.accept;
-		chan_set_data_protection(ch, acc->protection);
-		c->prot = acc->protection;
+		conn_set_protection(c, acc->protection, rq->flags);
 		ratelimit_init(&c->rl, o->bwlimit);
 		if (o->verbose)
 			fprintf(stderr, "ferry: module '%s'%s%s, protection %s\n", rq->module,
 				acc->comment[0] ? ": " : "", acc->comment,
 				acc->protection == 2 ? "encrypt" :
-				acc->protection == 1 ? "integrity" : "none");
+				acc->protection == 1 ? "integrity" :
+				c->verify ? "none (whole-file hash checked)" : "none, unverified");
 	}
 	free(m);
 	if (rc) {

@@ -29,7 +29,7 @@ struct xfer_cli {
 };
 
 enum { OPT_KNOWN = 256, OPT_ACCEPT, OPT_DELETE, OPT_BWLIMIT, OPT_PROT, OPT_CIPHER,
-       OPT_FSYNC, OPT_TIMEOUT };
+       OPT_FSYNC, OPT_TIMEOUT, OPT_NO_VERIFY };
 
 static const struct option long_opts[] = {
 	{ "identity", required_argument, NULL, 'i' },
@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
 	{ "cipher", required_argument, NULL, OPT_CIPHER },
 	{ "fsync", no_argument, NULL, OPT_FSYNC },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -86,6 +87,7 @@ static int parse_opts(int argc, char **argv, struct xfer_cli *x)
 		case 'q': x->co.quiet = 1; break;
 		case 'a': case 'r': break;   /* rsync habits: always on */
 		case OPT_FSYNC: x->flags |= REQ_FSYNC; break;
+		case OPT_NO_VERIFY: x->flags |= REQ_NO_VERIFY; break;
 		case OPT_BWLIMIT:
 			if (parse_rate(optarg, &x->co.bwlimit) < 0)
 				return die_msg("--bwlimit %s: %s", optarg, err_msg()), -1;
@@ -108,6 +110,9 @@ static int parse_opts(int argc, char **argv, struct xfer_cli *x)
 			return -1;
 		}
 	}
+	if ((x->flags & REQ_NO_VERIFY) && x->co.protection != PROT_NONE)
+		return die_msg("--no-verify goes with --protection none (encrypt and integrity "
+			       "always verify every record)"), -1;
 	log_init("ferry", x->co.quiet ? LOG_ERR : x->co.verbose > 1 ? LOG_DEBUG : LOG_WARN, 0);
 	if (x->flags & (REQ_DRY_RUN))
 		x->co.verbose = x->co.verbose ? x->co.verbose : 1;

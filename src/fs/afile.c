@@ -248,6 +248,20 @@ int afile_write(struct afile *f, const void *p, size_t n)
 	return 0;
 }
 
+int afile_direct_fd(struct afile *f)
+{
+	if (f->fd < 0)
+		return err_set(-EBADF, "write: file is not open");
+	int r = flush_buf(f);
+	return r < 0 ? r : f->fd;
+}
+
+int afile_direct_done(struct afile *f, size_t n)
+{
+	f->pos += (off_t)n;
+	return push_behind(f, f->pos);
+}
+
 int afile_skip(struct afile *f, off_t n)
 {
 	char q[FS_QUOTE_BUF];

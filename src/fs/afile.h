@@ -40,6 +40,11 @@ struct afile {
 int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	       const struct writer_opts *o);
 int afile_write(struct afile *f, const void *p, size_t n);
+/* For data that reaches the file without passing through the caller's memory
+ * (splice): flushes the buffer and returns the fd, positioned at the write
+ * offset; afile_direct_done then accounts n bytes written there. */
+int afile_direct_fd(struct afile *f);
+int afile_direct_done(struct afile *f, size_t n);
 /* A hole of n bytes (sparse files): seeks instead of writing zeros. */
 int afile_skip(struct afile *f, off_t n);
 /* Flushes, truncates to the final size, sets mode (& 07777) and mtime (ns;

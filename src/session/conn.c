@@ -10,6 +10,13 @@
 
 #include "util/err.h"
 
+void conn_set_protection(struct conn *c, int prot, uint32_t req_flags)
+{
+	c->prot = (enum protection)prot;
+	c->verify = prot == PROT_NONE && !(req_flags & REQ_NO_VERIFY);
+	chan_set_data_protection(c->ch, c->prot);
+}
+
 int conn_send(struct conn *c, const struct msg *m)
 {
 	int n = msg_encode(m, c->out, sizeof c->out);

@@ -12,9 +12,14 @@
 struct conn {
 	struct channel *ch;             /* owned */
 	enum protection prot;           /* data protection in use */
+	int verify;                     /* whole-file hash: at PROT_NONE unless REQ_NO_VERIFY */
 	struct ratelimit rl;            /* file data rate; rate 0 = unlimited */
 	uint8_t out[MSG_MAX_ENCODED];
 };
+
+/* Sets the data protection of the connection and its channel; the
+ * whole-file hash is used at PROT_NONE unless the request said NO_VERIFY. */
+void conn_set_protection(struct conn *c, int prot, uint32_t req_flags);
 
 /* Encodes and queues one message (chan_flush sends it). */
 int conn_send(struct conn *c, const struct msg *m);

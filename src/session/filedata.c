@@ -11,6 +11,8 @@
 #include "session/progress.h"
 #include "util/err.h"
 
+static const uint8_t zpad[65536];
+
 /* Below this a file is sent as one extent: SEEK_DATA/SEEK_HOLE calls cost
  * more than they save on small files. */
 #define SPARSE_MIN (1u << 20)
@@ -60,7 +62,7 @@ int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN])
 static int hash_new(const struct conn *c, XXH3_state_t **h)
 {
 	*h = NULL;
-	if (c->prot != PROT_NONE)
+	if (!c->verify)
 		return 0;
 	*h = XXH3_createState();
 	if (!*h)
@@ -98,6 +100,37 @@ int filedata_send_failed(struct conn *c, uint32_t index)
 	return rc < 0 ? rc : send_end(c, FILE_READ_ERROR, NULL);
 }
 
+/* Unverified PROT_NONE: the kernel moves the pages (sendfile), user space
+ * never touches the data. A file that shrank is padded with zeros and
+ * marked, as stream_extent does. */
+static int stream_sendfile(struct conn *c, int fd, off_t off, uint64_t len, uint8_t *status,
+			   struct progress *pg)
+{
+	while (len) {
+		size_t piece = len < (8u << 20) ? (size_t)len : (8u << 20);
+		off_t at = off;
+		ratelimit_take(&c->rl, piece);
+		int rc = chan_data_sendfile(c->ch, fd, &at, piece);
+		size_t done = (size_t)(at - off);
+		if (rc < 0 && !(rc == -EIO && done < piece))
+			return rc;
+		if (rc < 0) {
+			*status = FILE_CHANGED;
+			for (size_t pad = piece - done; pad;) {
+				size_t k = pad < sizeof zpad ? pad : sizeof zpad;
+				if ((rc = chan_data_send(c->ch, zpad, k)) < 0)
+					return rc;
+				pad -= k;
+			}
+		}
+		if (pg)
+			progress_bytes(pg, piece);
+		off += (off_t)piece;
+		len -= piece;
+	}
+	return 0;
+}
+
 /* Streams len bytes from off. The receiver expects exactly len bytes, so a
  * file that shrank or failed to read is padded and marked in *status. */
 static int stream_extent(struct conn *c, int fd, off_t off, uint64_t len, XXH3_state_t *h,
@@ -105,6 +138,8 @@ static int stream_extent(struct conn *c, int fd, off_t off, uint64_t len, XXH3_s
 {
 	int rc = conn_send_len(c, MSG_DATA, len);
 
+	if (rc == 0 && !h && c->prot == PROT_NONE)
+		return stream_sendfile(c, fd, off, len, status, pg);
 	while (rc == 0 && len) {
 		size_t cap;
 		uint8_t *buf = chan_data_buf(c->ch, &cap);
@@ -199,20 +234,56 @@ int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
 	return rc;
 }
 
+/* Unverified PROT_NONE: socket -> pipe -> file, never through user space.
+ * *n = bytes moved; a write failure clears *ok (the rest is then drained). */
+static int splice_some(struct conn *c, struct afile *f, uint64_t len, size_t *n, int *ok,
+		       char *why, size_t whylen)
+{
+	int fd = afile_direct_fd(f);
+	int rc;
+
+	*n = 0;
+	if (fd < 0) {
+		*ok = 0;
+		snprintf(why, whylen, "%s", err_msg());
+		return 0;
+	}
+	rc = chan_data_splice(c->ch, fd, len < SIZE_MAX ? (size_t)len : SIZE_MAX, n);
+	if (rc == -EIO && !*n) {   /* the file, not the stream, failed */
+		*ok = 0;
+		snprintf(why, whylen, "%s", err_msg());
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (afile_direct_done(f, *n) < 0) {
+		*ok = 0;
+		snprintf(why, whylen, "%s", err_msg());
+	}
+	return 0;
+}
+
 static int recv_extent(struct conn *c, uint64_t len, struct afile *f, XXH3_state_t *h,
 		       int *ok, char *why, size_t whylen, struct progress *pg)
 {
 	while (len) {
 		const uint8_t *p;
-		size_t n;
-		int rc = chan_data_recv(c->ch, len, &p, &n);
-		if (rc < 0)
-			return rc;
-		if (h)
-			XXH3_128bits_update(h, p, n);
-		if (f && *ok && afile_write(f, p, n) < 0) {
-			*ok = 0;
-			snprintf(why, whylen, "%s", err_msg());
+		size_t n = 0;
+		int rc;
+		if (!h && c->prot == PROT_NONE && f && *ok) {
+			if ((rc = splice_some(c, f, len, &n, ok, why, whylen)) < 0)
+				return rc;
+			if (!n)
+				continue;   /* the file failed: drain below */
+		} else {
+			if ((rc = chan_data_recv(c->ch, len, &p, &n)) < 0)
+				return rc;
+			if (h)
+				XXH3_128bits_update(h, p, n);
+			if (f && *ok && afile_write(f, p, n) < 0) {
+				*ok = 0;
+				snprintf(why, whylen, "%s", err_msg());
+			}
 		}
 		len -= n;
 		ratelimit_take(&c->rl, n);

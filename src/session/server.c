@@ -184,8 +184,7 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		rc = conn_send(&c, &acc);
 	}
 	if (rc == 0) {
-		chan_set_data_protection(ch, m->u.request.protection);
-		c.prot = m->u.request.protection;
+		conn_set_protection(&c, m->u.request.protection, m->u.request.flags);
 		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
 		rc = run_op(&c, sc, &m->u.request, &j);
 	}

@@ -55,6 +55,19 @@ for level in encrypt integrity none; do
   done
 done
 
+note "protection none --no-verify: sendfile and splice, no hash"
+truncate -s 3G "$T/src/sparse"
+echo tail >> "$T/src/sparse"
+expect_rc 0 ferry_c push -v --protection none --no-verify "$T/src/" "$(url m/raw)"
+grep -q "protection none, unverified" "$T/last.err" || { cat "$T/last.err" >&2; fail "-v does not say unverified"; }
+same_tree "$T/src" "$T/mod/raw"
+expect_rc 0 ferry_c pull --protection none --no-verify "$(url m/raw/)" "$T/back-raw"
+same_tree "$T/src" "$T/back-raw"
+no_temp_files "$T/mod"
+rm -rf "$T/mod/raw" "$T/back-raw" "$T/src/sparse"
+expect_rc 1 ferry_c push --no-verify "$T/src/" "$(url m/raw)"
+grep -q -- "--no-verify goes with --protection none" "$T/last.err" || fail "--no-verify at encrypt not refused"
+
 note "the default is encrypt"
 expect_rc 0 ferry_c push -v "$T/src/" "$(url m/default)"
 grep -q "protection encrypt" "$T/last.err" || fail "the default protection is not encrypt"
