@@ -17,7 +17,8 @@
 #   SYSROOT        target root for qemu -L (default $VR_SYSROOT_MIPSEL)
 #   QEMU           qemu-mipsel            FERRY   native client, default build/ferry
 #   N_MB           16                     ROUNDS  1 (counts are deterministic)
-#   CASES          "ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push"
+#   CASES          "ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push
+#                   ferry-raw:push ferry-raw:pull" (raw = none --no-verify)
 #                  (no AES-GCM: libsodium has it only on x86 with AES-NI)
 #   RSYNC_MIPSEL   a target rsync binary; adds rsyncd:push rsyncd:pull. RSYNC_SYSROOT is its
 #                  qemu -L root (default SYSROOT; vrouter/setup.sh puts rsync in its sysroots)
@@ -35,7 +36,7 @@ QEMU=${QEMU:-qemu-mipsel}
 SYSROOT=${SYSROOT:-${VR_SYSROOT_MIPSEL:-}}
 N_MB=${N_MB:-16}
 CASES_SET=${CASES:+1}
-CASES=${CASES:-"ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push"}
+CASES=${CASES:-"ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push ferry-raw:push ferry-raw:pull"}
 [ -n "${RSYNC_MIPSEL:-}" ] && [ -z "${CASES_SET:-}" ] && CASES+=" rsyncd:push rsyncd:pull"
 CACHE=${INSN_CACHE:-$BENCH/out/qemu-plugin}
 PORT_BASE=${PORT_BASE:-61000}
@@ -142,6 +143,7 @@ run_case() {  # run_case TOOL DIR MB -> total guest insns of the server tree
         ferry-enc) o+=(--protection encrypt) ;;
         ferry-int) o+=(--protection integrity) ;;
         ferry-none) o+=(--protection none) ;;
+        ferry-raw) o+=(--protection none --no-verify) ;;
       esac
       [ "$dir" = push ] && cli=("$FERRY" push "${o[@]}" "$D/src/$f" "ferry://127.0.0.1:$P_FERRY/bench/srv/x/") ||
         cli=("$FERRY" pull "${o[@]}" "ferry://127.0.0.1:$P_FERRY/bench/src/$f" "$D/cli/x/") ;;

@@ -66,7 +66,8 @@ static int in_memory_fs(int fd)
 {
 	struct statfs sfs;
 	return fstatfs(fd, &sfs) == 0 &&
-	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+	       ((unsigned long)sfs.f_type == TMPFS_MAGIC ||
+		(unsigned long)sfs.f_type == RAMFS_MAGIC);
 }
 
 int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
