@@ -293,15 +293,14 @@ static int dest_open(const char *arg, struct jail *j, char *root, size_t cap)
 		root[0] = '\0';
 		return jail_open(j, arg);
 	}
+	char parent[sizeof buf];
 	snprintf(buf, sizeof buf, "%s", arg);
 	size_t n = strlen(buf);
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = '\0';
+	memcpy(parent, buf, n + 1);   /* basename() and dirname() may write into their argument */
 	snprintf(root, cap, "%s", basename(buf));
-	snprintf(buf, sizeof buf, "%s", arg);
-	while (n > 1 && buf[n - 1] == '/')
-		buf[--n] = '\0';
-	return jail_open(j, dirname(buf));
+	return jail_open(j, dirname(parent));
 }
 
 int cmd_pull(int argc, char **argv)
