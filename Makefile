@@ -14,7 +14,7 @@ CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
 DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libssl-dev libcmocka-dev \
        clang libclang-rt-dev iproute2 procps
 
-.PHONY: all deps build test demo check asan clang fuzz cross-mips packaging bench bench-smoke clean
+.PHONY: all deps build test demo check asan clang fuzz cross-mips packaging bench bench-smoke static clean
 
 all: build
 
@@ -60,6 +60,20 @@ cross-mips: build
 	  FERRY_E2E_TESTS="$(foreach t,$(CROSS_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \
 	  scripts/cross/check.sh mips
 
+# -DFERRY_STATIC=ON: one self-contained file (libsodium only, as on a router),
+# checked against the native build end to end.
+static: build
+	@cmake -S . -B build-static -DCMAKE_BUILD_TYPE=MinSizeRel -DFERRY_STATIC=ON -DFERRY_OPENSSL=OFF -DFERRY_TESTS=OFF $(CMAKE_Q)
+	@cmake --build build-static -j$(JOBS) --target ferry -- -s 2>&1 | grep -v -e "statically linked applications" -e "in function" || true
+	@file build-static/ferry | grep -q "statically linked" || { echo "build-static/ferry is not static"; exit 1; }
+	@for t in tree protection; do \
+	  FERRY_CLIENT=$(CURDIR)/build-static/ferry FERRY=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
+	    bash tests/e2e/test_$$t.sh > build-static/test_$$t.log 2>&1 || { tail -20 build-static/test_$$t.log; exit 1; }; \
+	  FERRY_SERVER=$(CURDIR)/build-static/ferry FERRY=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
+	    bash tests/e2e/test_$$t.sh > build-static/test_$$t-srv.log 2>&1 || { tail -20 build-static/test_$$t-srv.log; exit 1; }; \
+	done
+	@echo "static build: $$(stat -c %s build-static/ferry) bytes, e2e tree+protection passed both ways"
+
 packaging: build
 	@FERRY=$(CURDIR)/$(BUILD)/ferry bash tests/packaging/run-all.sh
 
@@ -68,11 +82,11 @@ packaging: build
 bench-smoke: build
 	@FERRY=$(CURDIR)/$(BUILD)/ferry bench/run.sh --smoke
 
-check: test asan clang fuzz cross-mips packaging bench-smoke
+check: test asan clang fuzz cross-mips static packaging bench-smoke
 	@echo "make check: all suites passed"
 
 bench: build
 	@bench/run.sh
 
 clean:
-	rm -rf build build-asan build-clang build-fuzz
+	rm -rf build build-asan build-clang build-fuzz build-static

@@ -96,7 +96,8 @@ static void source_of(struct source *s, struct jail *j, const char *path, uint32
 		s->top[0] = '\0';
 	} else {
 		snprintf(s->base, sizeof s->base, "%.*s", slash ? (int)(slash - path) : 0, path);
-		snprintf(s->top, sizeof s->top, "%s", slash ? slash + 1 : path);
+		/* path_check allowed no name over 255 bytes: the precision only says so */
+		snprintf(s->top, sizeof s->top, "%.255s", slash ? slash + 1 : path);
 	}
 }
 
