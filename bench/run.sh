@@ -37,6 +37,8 @@
 #   W5_FERRY, W5_RSYNC, W5_DROPBEAR name target binaries for the W5 servers, each run as
 #   $W5_WRAP BINARY ... (e.g. W5_WRAP="qemu-mipsel -L SYSROOT"); servers not named stay native.
 #   PORT_BASE [61000]  CLIENT_TIMEOUT [600]  OUTDIR [bench/out/<time>]  NO_INSTALL=1
+#   ROUTER [1]: before the loopback runs, build ferry for mipsel (scripts/cross/check.sh) and
+#   count server-side instructions per byte under qemu (bench/insns.sh); 0 skips (smoke skips)
 #
 # Isolation: the script re-executes itself in private network + mount namespaces (own lo,
 # own port reservations, a tmpfs that vanishes with it). sshd gets a tmpfs /run, dropbear a
@@ -138,6 +140,19 @@ if [ -z "${FB_IN_NS:-}" ]; then
       die "no ferry binary (set FERRY=path, or NO_FERRY=1 to measure the peers only)"
     "$FERRY" version >/dev/null 2>&1 || die "$FERRY version failed"
     export FERRY
+  fi
+  # The virtual router's instruction counts (deterministic, so they may run
+  # first): a mipsel build (scripts/cross, the embedded-targets issue) and
+  # bench/insns.sh. ROUTER=0 skips it; smoke runs skip it.
+  if [ "$SMOKE" != 1 ] && [ "${ROUTER:-1}" = 1 ] && [ "${NO_FERRY:-0}" != 1 ]; then
+    FB_INSNS=$(mktemp /tmp/ferry-bench-insns.XXXXXX)
+    if "$REPO/scripts/cross/check.sh" mipsel --no-unit --no-e2e > "$FB_INSNS.log" 2>&1 &&
+       FERRY_MIPSEL="$REPO/.cross/build-mipsel/ferry" SYSROOT="$REPO/.cross/sysroot-mipsel" \
+         bash "$BENCH/insns.sh" > "$FB_INSNS" 2>> "$FB_INSNS.log"; then
+      export FB_INSNS
+    else
+      log "router instruction counts skipped (see $FB_INSNS.log)"
+    fi
   fi
   export FB_IN_NS=1
   exec unshare --net --mount --propagation private "$0" "$@"
@@ -582,6 +597,12 @@ echo "elapsed_s: $((SECONDS - START)); loadavg_end: $(cut -d' ' -f1-3 /proc/load
 cp "$T/rsyncd.log" "$OUTDIR/" 2>/dev/null
 
 $PY "$LIB" summarize "$CSV" --expect "$EXPECT" > "$OUTDIR/summary.md"; status=$?
+if [ -n "${FB_INSNS:-}" ] && [ -s "$FB_INSNS" ]; then
+  { echo; echo "Virtual router, server-side guest instructions per byte (qemu-mipsel, bench/insns.sh;"
+    echo "targets: encrypt <= 28, integrity <= 8, none <= 2; the rsync daemon receiving: 6.65):"
+    echo; grep '^|' "$FB_INSNS"; } >> "$OUTDIR/summary.md"
+  cp "$FB_INSNS" "$OUTDIR/insns.txt"
+fi
 cat "$OUTDIR/summary.md"
 log "done in $((SECONDS - START)) s -> $OUTDIR"
 [ -n "$SKIPPED" ] && log "SKIPPED sections:$SKIPPED"
