@@ -171,41 +171,46 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* The single-file case of rsync: "push file host:mod/new" writes "new". */
-static int setup_root(struct receiver *r, const struct m_dir_begin *db, uint32_t flags)
+/* mkdir -p of `path` inside the jail (each missing component, 0755). */
+static int mkdirs(struct receiver *r, const char *path)
 {
-	struct stat st;
-	const char *leaf;
-
-	if ((db->flags & DIRB_SINGLE) && r->root[0] && !(flags & REQ_SLASH)) {
-		int pfd = jail_open_parent(r->j, r->root, &leaf);
-		int isdir = pfd >= 0 && fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(st.st_mode);
-		if (pfd >= 0)
-			close(pfd);
-		if (pfd >= 0 && !isdir) {
-			r->single = 1;
-			snprintf(r->single_name, sizeof r->single_name, "%s", leaf);
-			char *slash = strrchr(r->root, '/');
-			if (slash)
-				*slash = '\0';
-			else
-				r->root[0] = '\0';
-			return 0;
-		}
-	}
-	if (r->dry)
-		return 0;
-	/* mkdir -p of the destination inside the jail */
 	char part[PATH_MAX_WIRE + 1];
-	for (char *p = r->root; *p; p++) {
+
+	for (const char *p = path; *p; p++) {
 		if (p[1] != '/' && p[1] != '\0')
 			continue;
-		snprintf(part, sizeof part, "%.*s", (int)(p - r->root + 1), r->root);
+		snprintf(part, sizeof part, "%.*s", (int)(p - path + 1), path);
 		int rc = jail_mkdir(r->j, part, 0755);
 		if (rc < 0 && rc != -EEXIST)
 			return rc;
 	}
 	return 0;
+}
+
+/* The destination. rsync's single-file case: "push file host:mod/a/new"
+ * writes the file as "new" in "a" (created if missing), unless "a/new" is an
+ * existing directory or was written with a trailing '/'. */
+static int setup_root(struct receiver *r, const struct m_dir_begin *db, uint32_t flags)
+{
+	struct stat st;
+
+	if ((db->flags & DIRB_SINGLE) && r->root[0] && !(flags & REQ_SLASH)) {
+		int fd = jail_open_dir(r->j, r->root, O_PATH);
+		int isdir = fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+		if (fd >= 0)
+			close(fd);
+		if (!isdir) {
+			char *slash = strrchr(r->root, '/');
+			r->single = 1;
+			snprintf(r->single_name, sizeof r->single_name, "%.255s", slash ? slash + 1 : r->root);
+			if (slash)
+				*slash = '\0';
+			else
+				r->root[0] = '\0';
+			return r->dry ? 0 : mkdirs(r, r->root);
+		}
+	}
+	return r->dry ? 0 : mkdirs(r, r->root);
 }
 
 static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
