@@ -166,6 +166,10 @@ int chan_client(int fd, const struct chan_opts *o, struct channel **out, struct 
 	memset(&hs, 0, sizeof hs);
 	deadline = io_deadline(o->timeout_ms);
 	offered = usable_mask(o->cipher_mask);
+	/* AESGCM is chosen only when both ends have AES instructions: without
+	 * them this end does not offer it unless asked to (--cipher aesgcm). */
+	if (!o->cipher_mask && !chan_have_hw_aes())
+		offered &= ~(1u << CIPHER_AESGCM);
 	if (!(clen = opening_client_line(offered, prologue)))
 		return err_set(-ENOTSUP, "handshake: none of the requested ciphers is available here");
 	if ((rc = io_write_all(fd, prologue, clen, deadline, "handshake")) < 0)
