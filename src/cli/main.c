@@ -64,7 +64,8 @@ static int cmd_help(int argc, char **argv)
 	       "      --timeout SECS      I/O timeout (default 30)\n\n"
 	       "Exit codes: 0 ok, 1 usage or config, 2 handshake/protocol, 3 local file error,\n"
 	       "5 refused by the server, 6 host key unknown or changed, 10 connection,\n"
-	       "12 corrupt or tampered stream, 23 some files failed, 30 timeout.\n"
+	       "12 corrupt or tampered stream, 20 stopped by a signal, 23 some files failed,\n"
+	       "30 timeout.\n"
 	       "See ferry(1).\n");
 	return EXIT_OK;
 }
