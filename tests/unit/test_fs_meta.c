@@ -17,43 +17,16 @@
 #include "fs/meta.h"
 #include "util/err.h"
 
-struct fx {
-	char top[64];
-	int dfd;   /* top/mod */
-	int odfd;  /* top/outside */
-};
+#include "fs_fixture.h"
 
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof *f);
-	int tfd;
-
-	if (!f)
-		return -1;
-	snprintf(f->top, sizeof f->top, "/tmp/ferry-meta-XXXXXX");
-	if (!mkdtemp(f->top))
-		return -1;
-	tfd = open(f->top, O_PATH | O_DIRECTORY);
-	if (tfd < 0 || mkdirat(tfd, "mod", 0755) || mkdirat(tfd, "outside", 0755))
-		return -1;
-	f->dfd = openat(tfd, "mod", O_PATH | O_DIRECTORY);
-	f->odfd = openat(tfd, "outside", O_PATH | O_DIRECTORY);
-	close(tfd);
-	*state = f;
-	return f->dfd < 0 || f->odfd < 0 ? -1 : 0;
+	return fx_setup(state, "meta");
 }
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
-	int fd = open("/tmp", O_PATH | O_DIRECTORY);
-
-	close(f->dfd);
-	close(f->odfd);
-	fs_remove_tree(fd, f->top + strlen("/tmp/"));
-	close(fd);
-	free(f);
-	return 0;
+	return fx_teardown(state);
 }
 
 static void touch(int dfd, const char *name)
