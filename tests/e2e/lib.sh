@@ -67,6 +67,12 @@ start_server() {
   FERRY_HOME=$T/serverhome $FERRY_SERVER serve --config "$T/ferry.conf" -v "$@" \
     > "$T/server.out" 2> "$T/server.log" &
   SERVER_PID=$!
+  wait_listening
+}
+
+# wait_listening: waits until the server started as SERVER_PID (logging to
+# $T/server.log) listens, and sets PORT from its log line.
+wait_listening() {
   for _ in $(seq 1 200); do
     PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/server.log" | head -n1)
     [ -n "$PORT" ] && return 0
@@ -130,3 +136,32 @@ no_temp_files() {
   left=$(find "$1" -name '.ferry-*' | head -n 5)
   [ -z "$left" ] || fail "temporary files left: $left"
 }
+
+# The byte-flipping / line-editing proxy (tests/tools/ferry-proxy.c) between
+# a client and the server. start_proxy ARGS...: one connection, gives up
+# after PROXY_TIMEOUT seconds (default 30); sets PPORT. purl is url() via it.
+PROXY=$FERRY_TOOLS/ferry-proxy
+PROXY_PID=
+PPORT=
+start_proxy() {
+  : > "$T/proxy.out"
+  "$PROXY" "$PORT" --conns 1 --timeout "${PROXY_TIMEOUT:-30}" "$@" > "$T/proxy.out" 2> "$T/proxy.err" &
+  PROXY_PID=$!
+  for _ in $(seq 1 100); do
+    PPORT=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$T/proxy.out")
+    [ -n "$PPORT" ] && return 0
+    sleep 0.05
+  done
+  fail "ferry-proxy did not report its port"
+}
+stop_proxy() {
+  [ -n "$PROXY_PID" ] || return 0
+  for _ in $(seq 1 100); do
+    kill -0 "$PROXY_PID" 2> /dev/null || break
+    sleep 0.05
+  done
+  kill "$PROXY_PID" 2> /dev/null || true
+  wait "$PROXY_PID" 2> /dev/null || true
+  PROXY_PID=
+}
+purl() { echo "ferry://127.0.0.1:$PPORT/$1"; }

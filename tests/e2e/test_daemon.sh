@@ -10,12 +10,7 @@ echo data > "$T/src/f"
 FERRY_HOME=$T/serverhome $FERRY_SERVER serve "$T/plain" --listen 127.0.0.1:0 \
   > "$T/server.out" 2> "$T/server.log" &
 SERVER_PID=$!
-for _ in $(seq 1 100); do
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/server.log" | head -n1)
-  [ -n "$PORT" ] && break
-  sleep 0.05
-done
-[ -n "$PORT" ] || fail "embedded server did not start"
+wait_listening
 [ -f "$T/serverhome/host_key" ] || fail "host key not created"
 [ "$(stat -c %a "$T/serverhome/host_key")" = 600 ] || fail "host key is not 0600"
 expect_rc 0 ferry_c push "$T/src/" "$(url default/x)"

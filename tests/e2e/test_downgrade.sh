@@ -9,7 +9,6 @@
 #    never crashes, and keeps serving.
 . "$(dirname "$0")/lib.sh"
 
-PROXY=$FERRY_TOOLS/ferry-proxy
 [ -x "$PROXY" ] || fail "ferry-proxy not built in $FERRY_TOOLS"
 
 # shellcheck disable=SC2086
@@ -28,24 +27,7 @@ start_server
 mkdir -p "$T/src"
 echo hello > "$T/src/file"
 
-PROXY_PID=
-PPORT=
-start_proxy() {
-  "$PROXY" "$PORT" --conns 1 --timeout 30 "$@" > "$T/proxy.out" 2> "$T/proxy.err" &
-  PROXY_PID=$!
-  for _ in $(seq 1 100); do
-    PPORT=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$T/proxy.out")
-    [ -n "$PPORT" ] && return 0
-    sleep 0.05
-  done
-  fail "ferry-proxy did not report its port"
-}
-stop_proxy() {
-  for _ in $(seq 1 100); do kill -0 "$PROXY_PID" 2> /dev/null || break; sleep 0.05; done
-  kill "$PROXY_PID" 2> /dev/null || true
-  wait "$PROXY_PID" 2> /dev/null || true
-}
-purl() { echo "ferry://127.0.0.1:$PPORT/$1"; }
+PROXY_TIMEOUT=30   # start_proxy, stop_proxy, purl: lib.sh
 
 # A refused or failed session in a row is penalised; a good one clears it.
 unpenalize() {

@@ -7,7 +7,6 @@
 # name, and no temporary file is left once the receiver has noticed.
 . "$(dirname "$0")/lib.sh"
 
-PROXY=$FERRY_TOOLS/ferry-proxy
 [ -x "$PROXY" ] || fail "ferry-proxy not built in $FERRY_TOOLS"
 
 MODPROT=none write_config
@@ -29,33 +28,7 @@ known_bug() {
   echo "   KNOWN BUG (tolerated; FERRY_STRICT_KNOWN_BUGS=1 to fail): $*"
 }
 
-PROXY_PID=
-PPORT=
-# start_proxy ARGS...: a one-connection proxy to the server; sets PPORT.
-start_proxy() {
-  : > "$T/proxy.out"
-  "$PROXY" "$PORT" --conns 1 --timeout 50 "$@" > "$T/proxy.out" 2> "$T/proxy.err" &
-  PROXY_PID=$!
-  for _ in $(seq 1 100); do
-    PPORT=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$T/proxy.out")
-    [ -n "$PPORT" ] && return 0
-    sleep 0.05
-  done
-  fail "ferry-proxy did not report its port"
-}
-
-stop_proxy() {
-  [ -n "$PROXY_PID" ] || return 0
-  for _ in $(seq 1 100); do
-    kill -0 "$PROXY_PID" 2> /dev/null || break
-    sleep 0.05
-  done
-  kill "$PROXY_PID" 2> /dev/null || true
-  wait "$PROXY_PID" 2> /dev/null || true
-  PROXY_PID=
-}
-
-purl() { echo "ferry://127.0.0.1:$PPORT/$1"; }
+PROXY_TIMEOUT=50   # start_proxy, stop_proxy, purl: lib.sh
 
 # wait_no_temp DIR: the receiver notices and cleans up (bounded wait).
 wait_no_temp() {
