@@ -92,22 +92,32 @@ static void file_error(struct receiver *r, const char *wpath, const char *what)
 	report(r, CHG_ERROR, wpath);
 }
 
+/* Doubles a full ring buffer of `count` elements of `size` bytes (`first`
+ * slots when empty), unrolled so that the oldest element is at index 0. */
+static int ring_grow(void **buf, size_t size, size_t *cap, size_t *head, size_t count,
+		     size_t first)
+{
+	size_t ncap = *cap ? *cap * 2 : first;
+	uint8_t *n = malloc(ncap * size), *old = *buf;
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t k = 0; k < count; k++)
+		memcpy(n + k * size, old + ((*head + k) % *cap) * size, size);
+	free(old);
+	*buf = n;
+	*cap = ncap;
+	*head = 0;
+	return 0;
+}
+
 /* --- directory metadata, applied after the directory's files ---------------- */
 
 static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char *lp)
 {
-	if (r->mcount == r->mcap) {
-		size_t ncap = r->mcap ? r->mcap * 2 : 64;
-		struct dmeta *n = malloc(ncap * sizeof *n);
-		if (!n)
-			return err_set(-ENOMEM, "out of memory");
-		for (size_t k = 0; k < r->mcount; k++)
-			n[k] = r->mq[(r->mhead + k) % r->mcap];
-		free(r->mq);
-		r->mq = n;
-		r->mcap = ncap;
-		r->mhead = 0;
-	}
+	if (r->mcount == r->mcap &&
+	    ring_grow((void **)&r->mq, sizeof *r->mq, &r->mcap, &r->mhead, r->mcount, 64) < 0)
+		return err_set(-ENOMEM, "out of memory");
 	struct dmeta *d = &r->mq[(r->mhead + r->mcount) % r->mcap];
 	d->path = strdup(lp);
 	if (!d->path)
@@ -240,18 +250,9 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 
 static int want_push(struct receiver *r, uint32_t index, const char *lp)
 {
-	if (r->wcount == r->wcap) {
-		size_t ncap = r->wcap ? r->wcap * 2 : 256;
-		struct want *n = malloc(ncap * sizeof *n);
-		if (!n)
-			return err_set(-ENOMEM, "out of memory");
-		for (size_t k = 0; k < r->wcount; k++)
-			n[k] = r->wq[(r->whead + k) % r->wcap];
-		free(r->wq);
-		r->wq = n;
-		r->wcap = ncap;
-		r->whead = 0;
-	}
+	if (r->wcount == r->wcap &&
+	    ring_grow((void **)&r->wq, sizeof *r->wq, &r->wcap, &r->whead, r->wcount, 256) < 0)
+		return err_set(-ENOMEM, "out of memory");
 	struct want *w = &r->wq[(r->whead + r->wcount) % r->wcap];
 	w->index = index;
 	w->path = strdup(lp);
