@@ -14,7 +14,7 @@ CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
 DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libssl-dev libcmocka-dev \
        clang libclang-rt-dev iproute2 procps
 
-.PHONY: all deps build test demo check asan clang fuzz cross-mips packaging bench bench-smoke static clean
+.PHONY: all deps build test demo check asan clang fuzz cross-mips cross-musl packaging bench bench-smoke static clean
 
 all: build
 
@@ -60,6 +60,16 @@ cross-mips: build
 	  FERRY_E2E_TESTS="$(foreach t,$(CROSS_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \
 	  scripts/cross/check.sh mips
 
+# mipsel with musl, OpenWrt's libc, linked statically (the one file to copy
+# onto a router): unit tests under qemu-mipsel and end-to-end tests against the
+# native peer both ways.
+MUSL_E2E ?= tree sparse protection escape
+cross-musl: build
+	@FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
+	  FERRY_E2E_MODES="emu-server emu-client" \
+	  FERRY_E2E_TESTS="$(foreach t,$(MUSL_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \
+	  scripts/cross/check.sh mipsel-musl
+
 # -DFERRY_STATIC=ON: one self-contained file (libsodium only, as on a router),
 # checked against the native build end to end.
 static: build
@@ -82,7 +92,7 @@ packaging: build
 bench-smoke: build
 	@FERRY=$(CURDIR)/$(BUILD)/ferry bench/run.sh --smoke
 
-check: test asan clang fuzz cross-mips static packaging bench-smoke
+check: test asan clang fuzz cross-mips cross-musl static packaging bench-smoke
 	@echo "make check: all suites passed"
 
 bench: build

@@ -28,7 +28,14 @@ if(NOT EXISTS "${FERRY_SYSROOT}/.ferry-sysroot")
                       "run scripts/cross/setup-sysroot.sh ${FERRY_CROSS_ARCH}")
 endif()
 
-if(FERRY_CROSS_ARCH STREQUAL "mips")
+if(FERRY_CROSS_ARCH STREQUAL "mipsel-musl")
+  # musl: the specs file replaces gcc's include and library paths with the
+  # sysroot's musl ones, and every program is linked statically (the sysroot
+  # has no shared libraries), tests included.
+  set(CMAKE_C_FLAGS_INIT "-specs=${FERRY_SYSROOT}/musl-gcc.specs")
+  set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")   # (the C flags, specs included, reach the link too)
+  set(CMAKE_FIND_ROOT_PATH "${FERRY_SYSROOT}")
+elseif(FERRY_CROSS_ARCH STREQUAL "mips")
   # No Debian port: the compiler's own glibc (libc6-dev-mips-cross, under
   # /usr/mips-linux-gnu) plus libraries built into FERRY_SYSROOT/usr, whose
   # lib/ is a link to that glibc so that qemu -L finds both.

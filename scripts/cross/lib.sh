@@ -9,6 +9,9 @@
 #   mipsel   MIPS32r2 little-endian (MT7621 class routers); Debian bookworm
 #   armhf    ARMv7 hard-float (Raspberry Pi 2/3/4, 32-bit OS); Debian bookworm
 #   aarch64  ARMv8 64-bit (Raspberry Pi 3/4/5, 64-bit OS); Debian bookworm arm64
+#   mipsel-musl  mipsel with musl, as on OpenWrt, linked statically: Debian's
+#            mipsel musl-dev .deb, libraries built from Debian's source packages
+#            against it; the compiler is still gcc-mipsel-linux-gnu.
 
 FERRY_SRC=${FERRY_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 # Everything downloaded or built lives here (gitignored); override to share a
@@ -28,15 +31,16 @@ cross_arch() {  # normalise user spelling -> ARCH
     mipsel|mipsle) echo mipsel;;
     armhf|arm|armv7) echo armhf;;
     aarch64|arm64) echo aarch64;;
-    *) cross_die "unknown ARCH '$1' (mips, mipsel, armhf, aarch64)";;
+    mipsel-musl|musl) echo mipsel-musl;;
+    *) cross_die "unknown ARCH '$1' (mips, mipsel, armhf, aarch64, mipsel-musl)";;
   esac
 }
 cross_triplet() { case $1 in
-  mips) echo mips-linux-gnu;; mipsel) echo mipsel-linux-gnu;;
+  mips) echo mips-linux-gnu;; mipsel|mipsel-musl) echo mipsel-linux-gnu;;
   armhf) echo arm-linux-gnueabihf;; aarch64) echo aarch64-linux-gnu;; esac; }
-cross_debarch() { case $1 in aarch64) echo arm64;; *) echo "$1";; esac; }
+cross_debarch() { case $1 in aarch64) echo arm64;; mipsel-musl) echo mipsel;; *) echo "$1";; esac; }
 cross_qemu() { case $1 in
-  mips) echo qemu-mips;; mipsel) echo qemu-mipsel;;
+  mips) echo qemu-mips;; mipsel|mipsel-musl) echo qemu-mipsel;;
   armhf) echo qemu-arm;; aarch64) echo qemu-aarch64;; esac; }
 cross_sysroot() { echo "$FERRY_CROSS_DIR/sysroot-$1"; }
 cross_toolchain_file() { echo "$FERRY_SRC/cmake/toolchains/$1.cmake"; }
@@ -52,8 +56,7 @@ cross_host_pkgs() {
   local a=$1 tr deb
   tr=$(cross_triplet "$a"); deb=$(cross_debarch "$a")
   echo "cmake make pkgconf qemu-user dpkg-dev xz-utils debian-archive-keyring gcc-$tr libc6-dev-$deb-cross"
-  [ "$a" = mips ] && echo "autoconf automake libtool"
-  [ "${FERRY_STATIC:-OFF}" = ON ] && [ "$a" = mipsel ] && echo "musl-tools"
+  case $a in mips|mipsel-musl) echo "autoconf automake libtool";; esac
   return 0
 }
 
@@ -81,16 +84,19 @@ cross_install_host_pkgs() {  # install what is missing (needs root + apt)
 # -Os makes gcc 12 report possible snprintf truncation that -O2 does not
 # see: kept a warning, not an error, in size builds.
 cross_build() {
-  local a=$1 B L bt extra=()
+  local a=$1 B L bt st extra=()
   shift
   B=$FERRY_CROSS_DIR/build-$a; L=$FERRY_CROSS_DIR/logs/$a
   bt=${FERRY_CROSS_BUILD_TYPE:-MinSizeRel}
+  st=${FERRY_STATIC:-OFF}
+  [ "$a" = mipsel-musl ] && st=ON    # the musl sysroot holds static archives only
   mkdir -p "$L"
-  [ "$bt" = MinSizeRel ] && extra+=(-DCMAKE_C_FLAGS=-Wno-error=format-truncation)
-  cross_log "$a: configure + build ($bt, static=${FERRY_STATIC:-OFF}) in $B"
+  # (in the build type's flags: CMAKE_C_FLAGS would replace the toolchain's own)
+  [ "$bt" = MinSizeRel ] && extra+=("-DCMAKE_C_FLAGS_MINSIZEREL=-Os -DNDEBUG -Wno-error=format-truncation")
+  cross_log "$a: configure + build ($bt, static=$st) in $B"
   # shellcheck disable=SC2086
   cmake -S "$FERRY_SRC" -B "$B" -DCMAKE_TOOLCHAIN_FILE="$(cross_toolchain_file "$a")" \
-    -DCMAKE_BUILD_TYPE="$bt" -DFERRY_OPENSSL=OFF -DFERRY_STATIC="${FERRY_STATIC:-OFF}" \
+    -DCMAKE_BUILD_TYPE="$bt" -DFERRY_OPENSSL=OFF -DFERRY_STATIC="$st" \
     "${extra[@]}" ${FERRY_CROSS_CMAKE_ARGS:-} > "$L/configure.log" 2>&1 ||
     { tail -40 "$L/configure.log" >&2; cross_die "$a: cmake configure failed"; }
   local targets=()

@@ -14,6 +14,8 @@
 #         host's cross glibc (/usr/mips-linux-gnu/lib, from libc6-dev-mips-cross)
 #         and libsodium, xxhash and cmocka are built from Debian's *source*
 #         packages (private deb-src list, apt-get source) with the cross gcc.
+#       mipsel-musl: Debian's mipsel musl-dev .deb (unpacked as above) and the
+#         same three libraries built from source against it, static only.
 # Re-running is cheap: a sysroot whose stamp matches this script's recipe is
 # kept. FERRY_CROSS_FORCE=1 rebuilds it. FERRY_CROSS_EXTRA_PKGS adds Debian
 # packages to the Debian sysroots (e.g. "libssl-dev" for -DFERRY_OPENSSL=ON).
@@ -23,7 +25,7 @@ set -euo pipefail
 
 [ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
 
-RECIPE_VERSION=3
+RECIPE_VERSION=5
 DEB_PKGS="libc6-dev libsodium-dev libxxhash-dev libcmocka-dev ${FERRY_CROSS_EXTRA_PKGS:-}"
 
 # ------------------------------------------------------------ private apt
@@ -103,37 +105,39 @@ fetch_sources() {  # unpacked Debian source trees in .cross/src/
 }
 srcdir_of() { ls -d "$FERRY_CROSS_DIR/src/$1"-*/ | head -1; }
 
-source_sysroot() {
-  local a=$1 tr S B
-  tr=$(cross_triplet "$a"); S=$(cross_sysroot "$a"); B=$FERRY_CROSS_DIR/srcbuild-$a
-  [ -e "/usr/$tr/lib/libc.so.6" ] || cross_die "/usr/$tr/lib/libc.so.6 missing (libc6-dev-$a-cross)"
-  fetch_sources
-  rm -rf "$S" "$B"; mkdir -p "$S/usr/lib/pkgconfig" "$S/usr/include" "$B"
-  # qemu -L SYSROOT resolves the guest's /lib/ld.so.1 and /lib/libc.so.6 to the
-  # host's cross glibc, and /usr/lib to the libraries built below.
-  ln -s "/usr/$tr/lib" "$S/lib"
-
-  cross_log "$a: libsodium (autotools, shared + static)"
+# The three libraries from Debian's source trees, built with compiler $CC
+# into sysroot $S (prefix /usr, libdir /usr/lib), work dir $B. $SHARED=yes
+# builds .so files too (glibc sysroots); no gives static archives only.
+build_libsodium() {
+  local shared=--disable-shared
+  [ "$SHARED" = yes ] && shared=--enable-shared
+  cross_log "$A: libsodium (autotools, shared=$SHARED)"
   cp -a "$(srcdir_of libsodium)" "$B/libsodium"
   (cd "$B/libsodium"
    [ -x configure ] || autoreconf -fi >/dev/null 2>&1
-   ./configure --host="$tr" --prefix=/usr --libdir=/usr/lib --disable-dependency-tracking \
-     CFLAGS="-O2 -g0" >"$B/libsodium.log" 2>&1
+   ./configure --host="$(cross_triplet "$A")" --prefix=/usr --libdir=/usr/lib \
+     --disable-dependency-tracking --enable-static "$shared" CC="$CC" \
+     CFLAGS="$LIBCFLAGS" >"$B/libsodium.log" 2>&1
    make -j"$JOBS" >>"$B/libsodium.log" 2>&1
    make install DESTDIR="$S" >>"$B/libsodium.log" 2>&1) ||
     { tail -30 "$B/libsodium.log" >&2; cross_die "libsodium build failed"; }
   rm -f "$S"/usr/lib/*.la
+}
 
-  cross_log "$a: libxxhash (xxhash.c -> libxxhash.so.0 + libxxhash.a)"
-  local X; X=$(srcdir_of xxhash)
+build_xxhash() {
+  local X xv tr; X=$(srcdir_of xxhash); tr=$(cross_triplet "$A")
+  cross_log "$A: libxxhash (xxhash.c, shared=$SHARED)"
   (cd "$B" && mkdir -p xxhash && cd xxhash &&
-   "$tr-gcc" -O2 -fPIC -c "$X/xxhash.c" -o xxhash.o &&
-   "$tr-ar" rcs "$S/usr/lib/libxxhash.a" xxhash.o &&
-   "$tr-gcc" -shared -Wl,-soname,libxxhash.so.0 -o "$S/usr/lib/libxxhash.so.0" xxhash.o &&
-   ln -sf libxxhash.so.0 "$S/usr/lib/libxxhash.so")
+   $CC $LIBCFLAGS -fPIC -c "$X/xxhash.c" -o xxhash.o &&
+   "$tr-ar" rcs "$S/usr/lib/libxxhash.a" xxhash.o) || cross_die "xxhash build failed"
+  if [ "$SHARED" = yes ]; then
+    (cd "$B/xxhash" &&
+     $CC -shared -Wl,-soname,libxxhash.so.0 -o "$S/usr/lib/libxxhash.so.0" xxhash.o &&
+     ln -sf libxxhash.so.0 "$S/usr/lib/libxxhash.so") || cross_die "xxhash build failed"
+  fi
   cp "$X/xxhash.h" "$S/usr/include/"
   [ -f "$X/xxh3.h" ] && cp "$X/xxh3.h" "$S/usr/include/"
-  local xv; xv=$(basename "$X"); xv=${xv#xxhash-}
+  xv=$(basename "$X"); xv=${xv#xxhash-}
   cat > "$S/usr/lib/pkgconfig/libxxhash.pc" <<PC
 prefix=/usr
 libdir=\${prefix}/lib
@@ -145,19 +149,86 @@ Version: ${xv%/}
 Libs: -L\${libdir} -lxxhash
 Cflags: -I\${includedir}
 PC
+}
 
-  cross_log "$a: cmocka (cmake)"
+build_cmocka() {
+  local static=OFF
+  [ "$SHARED" = yes ] || static=ON
+  cross_log "$A: cmocka (cmake)"
+  # CC may carry flags (the musl specs): compiler and flags go in separately.
+  # shellcheck disable=SC2086
+  set -- $CC
+  local cc=$1; shift
   cmake -S "$(srcdir_of cmocka)" -B "$B/cmocka" -DCMAKE_SYSTEM_NAME=Linux \
-    -DCMAKE_SYSTEM_PROCESSOR=mips -DCMAKE_C_COMPILER="$tr-gcc" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib -DUNIT_TESTING=OFF \
-    -DWITH_EXAMPLES=OFF -DPICKY_DEVELOPER=OFF >"$B/cmocka.log" 2>&1 &&
+    -DCMAKE_SYSTEM_PROCESSOR=mips -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$*" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib \
+    -DUNIT_TESTING=OFF -DWITH_EXAMPLES=OFF -DPICKY_DEVELOPER=OFF -DWITH_STATIC_LIB="$static" \
+    >"$B/cmocka.log" 2>&1 &&
   cmake --build "$B/cmocka" -j"$JOBS" >>"$B/cmocka.log" 2>&1 &&
   DESTDIR="$S" cmake --install "$B/cmocka" >>"$B/cmocka.log" 2>&1 ||
     { tail -30 "$B/cmocka.log" >&2; cross_die "cmocka build failed"; }
   rm -rf "$S/usr/lib/cmake"
+  if [ "$SHARED" = no ]; then
+    # WITH_STATIC_LIB builds libcmocka-static.a beside the .so: keep the archive only.
+    rm -f "$S"/usr/lib/libcmocka.so*
+    mv "$S/usr/lib/libcmocka-static.a" "$S/usr/lib/libcmocka.a"
+  fi
+}
+
+build_sources() {  # A S B CC SHARED LIBCFLAGS set by the caller
+  fetch_sources
+  mkdir -p "$S/usr/lib/pkgconfig" "$S/usr/include" "$B"
+  build_libsodium
+  build_xxhash
+  build_cmocka
   # .pc files say prefix=/usr: the toolchain file sets PKG_CONFIG_SYSROOT_DIR.
   sed -i 's#^prefix=.*#prefix=/usr#' "$S"/usr/lib/pkgconfig/*.pc
   rm -rf "$B"
+}
+
+source_sysroot() {  # big-endian mips: the host's cross glibc + libraries from source
+  local A=$1 tr S B CC SHARED=yes LIBCFLAGS="-O2 -g0"
+  tr=$(cross_triplet "$A"); S=$(cross_sysroot "$A"); B=$FERRY_CROSS_DIR/srcbuild-$A
+  [ -e "/usr/$tr/lib/libc.so.6" ] || cross_die "/usr/$tr/lib/libc.so.6 missing (libc6-dev-$A-cross)"
+  CC=$tr-gcc
+  rm -rf "$S" "$B"; mkdir -p "$S"
+  # qemu -L SYSROOT resolves the guest's /lib/ld.so.1 and /lib/libc.so.6 to the
+  # host's cross glibc, and /usr/lib to the libraries built below.
+  ln -s "/usr/$tr/lib" "$S/lib"
+  build_sources
+}
+
+# ------------------------------- mipsel with musl (OpenWrt's libc), static
+# Debian's mipsel musl-dev ships libc.a, crt files and a gcc specs file that
+# turns gcc-mipsel-linux-gnu into a musl compiler; its paths are absolute
+# (/usr/lib/mipsel-linux-musl), so a copy re-rooted into the sysroot is used.
+musl_sysroot() {
+  # Static archives for one file: sections per function let the link keep
+  # only what ferry calls (-Os as OpenWrt builds its packages).
+  local A=$1 deb S B R CC SHARED=no d n=0 LIBCFLAGS="-Os -g0 -ffunction-sections -fdata-sections"
+  deb=$(cross_debarch "$A"); S=$(cross_sysroot "$A"); B=$FERRY_CROSS_DIR/srcbuild-$A
+  R=$FERRY_CROSS_DIR/apt-$deb
+  apt_init "$deb"
+  cross_log "$A: downloading musl-dev and linux-libc-dev for $deb"
+  rm -f "$R"/cache/archives/*.deb
+  # shellcheck disable=SC2046
+  apt-get $(apt_opts "$deb") -y -q --download-only --no-install-recommends \
+    install musl-dev linux-libc-dev >/dev/null
+  rm -rf "$S" "$B"; mkdir -p "$S"
+  for d in "$R"/cache/archives/musl*.deb "$R"/cache/archives/linux-libc-dev*.deb; do
+    dpkg-deb -x "$d" "$S"; n=$((n + 1))
+  done
+  [ "$n" -ge 2 ] || cross_die "musl-dev or linux-libc-dev for $deb was not downloaded"
+  relativise_symlinks "$S"
+  local M=/usr/lib/mipsel-linux-musl I=/usr/include/mipsel-linux-musl
+  [ -f "$S$M/libc.a" ] && [ -f "$S$M/musl-gcc.specs" ] || cross_die "$S$M: no libc.a or musl-gcc.specs"
+  # musl has no kernel headers (<linux/openat2.h>, <linux/magic.h>); as in
+  # OpenWrt's toolchain they sit beside the libc's own.
+  cp -a "$S"/usr/include/linux "$S"/usr/include/asm-generic "$S$I/"
+  cp -a "$S"/usr/include/mipsel-linux-gnu/asm "$S$I/"
+  sed -e "s#$M#$S$M#g" -e "s#$I#$S$I#g" "$S$M/musl-gcc.specs" > "$S/musl-gcc.specs"
+  CC="$(cross_triplet "$A")-gcc -specs=$S/musl-gcc.specs"
+  build_sources
 }
 
 # ------------------------------------------------------------- main
@@ -172,7 +243,11 @@ for arg in "$@"; do
   fi
   cross_install_host_pkgs "$a"
   mkdir -p "$FERRY_CROSS_DIR"
-  if [ "$a" = mips ]; then source_sysroot "$a"; else debian_sysroot "$a"; fi
+  case $a in
+    mips) source_sysroot "$a";;
+    mipsel-musl) musl_sysroot "$a";;
+    *) debian_sysroot "$a";;
+  esac
   echo "$stamp" > "$S/.ferry-sysroot"
   cross_log "$a: sysroot ready: $S ($(du -sh "$S" | cut -f1))"
 done

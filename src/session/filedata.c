@@ -11,7 +11,9 @@
 #include "session/progress.h"
 #include "util/err.h"
 
-static const uint8_t zpad[65536];
+/* Zeros for a file that shrank while sent (rare): small, since a const array
+ * is stored in the binary, and every KiB counts on a router's flash. */
+static const uint8_t zpad[4096];
 
 /* Below this a file is sent as one extent: SEEK_DATA/SEEK_HOLE calls cost
  * more than they save on small files. */
