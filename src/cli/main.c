@@ -70,6 +70,16 @@ static int cmd_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* `ferry push --help`, as rsync and scp users type it: the options end at
+ * "--", after which "-h" could be a file name. */
+static int wants_help(int argc, char **argv)
+{
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -84,7 +94,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+			return wants_help(argc, argv) ? cmd_help(0, NULL)
+						      : commands[i].fn(argc - 1, argv + 1);
 	die_msg("unknown command '%s' (try 'ferry help')", argv[1]);
 	return EXIT_USAGE;
 }

@@ -45,4 +45,12 @@ expect_rc 1 ferry_c push "$T" "ferry://127.0.0.1:99999/m"
 grep -q "bad port" "$T/last.err" || fail "bad port not named"
 expect_rc 3 ferry_c push "$T/does-not-exist" "ferry://127.0.0.1:1/m"
 grep -q "does-not-exist: No such file" "$T/last.err" || fail "missing source not named"
+
+note "--help after a command prints the usage, as rsync's and scp's users expect"
+for cmd in push pull ls serve keygen; do
+  expect_rc 0 ferry_c $cmd --help
+  grep -q "^Usage:" "$T/last.out" || fail "ferry $cmd --help printed no usage"
+done
+expect_rc 0 ferry_c push -h
+grep -q "push/pull/ls options" "$T/last.out" || fail "ferry push -h printed no options"
 echo "PASS"
