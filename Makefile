@@ -62,13 +62,17 @@ cross-mips: build
 
 # mipsel with musl, OpenWrt's libc, linked statically (the one file to copy
 # onto a router): unit tests under qemu-mipsel and end-to-end tests against the
-# native peer both ways.
+# native peer both ways; then linked dynamically (the OpenWrt package's shape)
+# and served to a native client.
 MUSL_E2E ?= tree sparse protection escape
 cross-musl: build
 	@FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
 	  FERRY_E2E_MODES="emu-server emu-client" \
 	  FERRY_E2E_TESTS="$(foreach t,$(MUSL_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \
 	  scripts/cross/check.sh mipsel-musl
+	@FERRY_STATIC=OFF FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
+	  FERRY_E2E_MODES="emu-server" FERRY_E2E_TESTS="$(CURDIR)/tests/e2e/test_tree.sh $(CURDIR)/tests/e2e/test_protection.sh" \
+	  scripts/cross/check.sh mipsel-musl --no-unit
 
 # -DFERRY_STATIC=ON: one self-contained file (libsodium only, as on a router),
 # checked against the native build end to end.

@@ -25,13 +25,14 @@
 # once), sampled every 0.1 s; the peak guest Rss of the busiest single process
 # is printed too. Targets: <= 2 MiB idle, <= 8 MiB serving.
 #
-# Both are done twice by default: for `mipsel` (Debian's glibc, dynamic: the
-# OpenWrt package's shape, and the size target) and for `mipsel-musl` (musl,
-# OpenWrt's libc, linked statically: the single file to copy onto a box, whose
-# memory is what a router would see; its size has no target and is printed
-# for reference).
+# Both are done for three builds by default: `mipsel` (Debian's glibc,
+# dynamic), `mipsel-musl` dynamic (musl, OpenWrt's libc, against libsodium.so
+# and libxxhash.so: the OpenWrt package's shape, what a router runs) and
+# `mipsel-musl` static (the single file to copy onto a box; its size has no
+# target and is printed for reference).
 #
-# Environment: FERRY_SIZE_ARCH (both; or one of them), FERRY_SIZE_MB (64), FERRY_SIZE_PORT
+# Environment: FERRY_SIZE_ARCH (all three; or mipsel or mipsel-musl, with
+# FERRY_STATIC=ON|OFF for the latter), FERRY_SIZE_MB (64), FERRY_SIZE_PORT
 # (random free port), FERRY_NATIVE (native client; else built), JOBS (2).
 # Exit: 0 within targets, 1 over a target, 2 measurement impossible.
 set -euo pipefail
@@ -40,8 +41,8 @@ set -euo pipefail
 
 if [ -z "${FERRY_SIZE_ARCH:-}" ]; then
   worst=0
-  for a in mipsel mipsel-musl; do
-    rc=0; FERRY_SIZE_ARCH=$a "$0" "$@" || rc=$?
+  for v in mipsel:OFF mipsel-musl:OFF mipsel-musl:ON; do
+    rc=0; FERRY_SIZE_ARCH=${v%:*} FERRY_STATIC=${v#*:} "$0" "$@" || rc=$?
     [ $rc -gt $worst ] && worst=$rc
   done
   exit $worst
@@ -57,18 +58,19 @@ KIB() { echo $(( ($1 + 1023) / 1024 )); }
 over=0
 
 "$FERRY_SRC/scripts/cross/setup-sysroot.sh" "$A"
-FERRY_CROSS_BUILD_TYPE=MinSizeRel FERRY_STATIC=OFF cross_build "$A" ferry
-B=$FERRY_CROSS_DIR/build-$A
-STRIPPED=$FERRY_CROSS_DIR/ferry-$A.stripped
+ST=$(cross_static "$A")
+FERRY_CROSS_BUILD_TYPE=MinSizeRel FERRY_STATIC=$ST cross_build "$A" ferry
+B=$(FERRY_STATIC=$ST cross_builddir "$A")
+STRIPPED=$B.stripped
 "$tr-strip" --strip-all -R .comment -o "$STRIPPED" "$B/ferry"
 bytes=$(stat -c %s "$STRIPPED")
-if [ "$A" = mipsel-musl ]; then
+if [ "$ST" = ON ]; then
   echo "== size: $A, MinSizeRel, stripped, static (musl, libsodium, libxxhash inside)"
   "$tr-size" "$STRIPPED" | sed 's/^/   /'
   printf '   stripped binary: %d bytes = %d KiB (no target: the 250 KiB is for the dynamic build)\n' \
     "$bytes" "$(KIB "$bytes")"
 else
-  echo "== size: $A, MinSizeRel, stripped, dynamic (libc, libsodium, libxxhash)"
+  echo "== size: $A, MinSizeRel, stripped, dynamic ($([ "$A" = mipsel-musl ] && echo musl || echo glibc), libsodium, libxxhash)"
   "$tr-size" "$STRIPPED" | sed 's/^/   /'
   printf '   stripped binary: %d bytes = %d KiB (target <= 250 KiB): %s\n' "$bytes" "$(KIB "$bytes")" \
     "$([ "$bytes" -le $((250 * 1024)) ] && echo OK || { over=1; echo OVER; })"
@@ -118,7 +120,7 @@ if ! listening "$PORT"; then
 fi
 sleep 2
 read -r idle_rss idle_pss idle_dirty < <(guest_mem "$SRV")
-echo "== memory: $A daemon under qemu-user (guest pages only; see the header of $0)"
+echo "== memory: $A ($([ "$ST" = ON ] && echo static || echo dynamic)) daemon under qemu-user (guest pages only; see the header of $0)"
 printf '   idle:    guest Rss %5d KiB (target <= 2048 KiB): %s; of which private dirty %d KiB, the rest clean file pages of ferry and its libraries   [qemu process: %s]\n' \
   "$idle_rss" "$([ "$idle_rss" -le 2048 ] && echo OK || { over=1; echo OVER; })" "$idle_dirty" "$(host_mem "$SRV")"
 echo "   idle guest Rss by mapping:"

@@ -29,11 +29,15 @@ if(NOT EXISTS "${FERRY_SYSROOT}/.ferry-sysroot")
 endif()
 
 if(FERRY_CROSS_ARCH STREQUAL "mipsel-musl")
-  # musl: the specs file replaces gcc's include and library paths with the
-  # sysroot's musl ones, and every program is linked statically (the sysroot
-  # has no shared libraries), tests included.
-  set(CMAKE_C_FLAGS_INIT "-specs=${FERRY_SYSROOT}/musl-gcc.specs")
-  set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")   # (the C flags, specs included, reach the link too)
+  # musl: the sysroot's compiler wrapper passes gcc a specs file that
+  # replaces its include and library paths with the sysroot's musl ones. With FERRY_STATIC every program is linked
+  # statically, tests included; without, against musl's loader
+  # (/lib/ld-musl-mipsel.so.1, which qemu -L finds in the sysroot).
+  set(CMAKE_C_COMPILER "${FERRY_SYSROOT}/bin/mipsel-linux-musl-gcc")
+  list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES FERRY_STATIC)
+  if(FERRY_STATIC)
+    set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")   # (the C flags, specs included, reach the link too)
+  endif()
   set(CMAKE_FIND_ROOT_PATH "${FERRY_SYSROOT}")
 elseif(FERRY_CROSS_ARCH STREQUAL "mips")
   # No Debian port: the compiler's own glibc (libc6-dev-mips-cross, under

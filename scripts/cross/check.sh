@@ -20,7 +20,7 @@
 #   JOBS=2                       build parallelism
 #   FERRY_CROSS_BUILD_TYPE       default MinSizeRel (what ships)
 #   FERRY_CROSS_CMAKE_ARGS       extra cmake arguments for the cross build
-#   FERRY_STATIC=ON              link the ferry binary statically
+#   FERRY_STATIC=ON|OFF          link statically (default: ON for mipsel-musl only)
 #   FERRY_NATIVE=/path/ferry     native binary for the mixed modes; default:
 #                                built in .cross/build-native
 #   FERRY_E2E_MODES              default "emulated emu-server emu-client"
@@ -38,11 +38,11 @@ for o in "$@"; do case $o in
   --no-unit) RUN_UNIT=0;; --no-e2e) RUN_E2E=0;;
   *) cross_die "unknown option $o";; esac; done
 
-B=$FERRY_CROSS_DIR/build-$A
+B=$(cross_builddir "$A")
 S=$(cross_sysroot "$A")
 EMU=$(cross_emulator "$A")
 LOGS=$FERRY_CROSS_DIR/logs/$A
-STATIC=${FERRY_STATIC:-OFF}
+STATIC=$(cross_static "$A")
 mkdir -p "$LOGS"
 FAILED=()
 

@@ -9,7 +9,8 @@
 #   mipsel   MIPS32r2 little-endian (MT7621 class routers); Debian bookworm
 #   armhf    ARMv7 hard-float (Raspberry Pi 2/3/4, 32-bit OS); Debian bookworm
 #   aarch64  ARMv8 64-bit (Raspberry Pi 3/4/5, 64-bit OS); Debian bookworm arm64
-#   mipsel-musl  mipsel with musl, as on OpenWrt, linked statically: Debian's
+#   mipsel-musl  mipsel with musl, as on OpenWrt, linked statically (or, with
+#            FERRY_STATIC=OFF, dynamically as the OpenWrt package is): Debian's
 #            mipsel musl-dev .deb, libraries built from Debian's source packages
 #            against it; the compiler is still gcc-mipsel-linux-gnu.
 
@@ -43,6 +44,21 @@ cross_qemu() { case $1 in
   mips) echo qemu-mips;; mipsel|mipsel-musl) echo qemu-mipsel;;
   armhf) echo qemu-arm;; aarch64) echo qemu-aarch64;; esac; }
 cross_sysroot() { echo "$FERRY_CROSS_DIR/sysroot-$1"; }
+# Static or not: FERRY_STATIC when set; otherwise mipsel-musl is static (the one
+# file to copy onto a router) and the rest dynamic. FERRY_STATIC=OFF gives the
+# musl build the OpenWrt package's shape (musl's loader, libsodium.so).
+cross_static() {
+  if [ -n "${FERRY_STATIC:-}" ]; then echo "$FERRY_STATIC"
+  elif [ "$1" = mipsel-musl ]; then echo ON
+  else echo OFF; fi
+}
+cross_builddir() {
+  if [ "$1" = mipsel-musl ] && [ "$(cross_static "$1")" = OFF ]; then
+    echo "$FERRY_CROSS_DIR/build-$1-dynamic"
+  else
+    echo "$FERRY_CROSS_DIR/build-$1"
+  fi
+}
 cross_toolchain_file() { echo "$FERRY_SRC/cmake/toolchains/$1.cmake"; }
 # The command prefix that runs a target binary on this host. qemu-mipsel must
 # keep its default CPU: Debian's mipsel userland is hard-float and the FPU-less
@@ -79,17 +95,16 @@ cross_install_host_pkgs() {  # install what is missing (needs root + apt)
 }
 
 # cross_build ARCH [TARGET...]: configure + build ferry for ARCH in
-# $FERRY_CROSS_DIR/build-ARCH (logs in $FERRY_CROSS_DIR/logs/ARCH). Knobs:
+# $(cross_builddir ARCH) (logs in $FERRY_CROSS_DIR/logs/ARCH). Knobs:
 # FERRY_CROSS_BUILD_TYPE (MinSizeRel), FERRY_STATIC (OFF), FERRY_CROSS_CMAKE_ARGS.
 # -Os makes gcc 12 report possible snprintf truncation that -O2 does not
 # see: kept a warning, not an error, in size builds.
 cross_build() {
   local a=$1 B L bt st extra=()
   shift
-  B=$FERRY_CROSS_DIR/build-$a; L=$FERRY_CROSS_DIR/logs/$a
+  B=$(cross_builddir "$a"); L=$FERRY_CROSS_DIR/logs/$a
   bt=${FERRY_CROSS_BUILD_TYPE:-MinSizeRel}
-  st=${FERRY_STATIC:-OFF}
-  [ "$a" = mipsel-musl ] && st=ON    # the musl sysroot holds static archives only
+  st=$(cross_static "$a")
   mkdir -p "$L"
   # (in the build type's flags: CMAKE_C_FLAGS would replace the toolchain's own)
   [ "$bt" = MinSizeRel ] && extra+=("-DCMAKE_C_FLAGS_MINSIZEREL=-Os -DNDEBUG -Wno-error=format-truncation")

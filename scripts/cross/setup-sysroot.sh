@@ -15,7 +15,7 @@
 #         and libsodium, xxhash and cmocka are built from Debian's *source*
 #         packages (private deb-src list, apt-get source) with the cross gcc.
 #       mipsel-musl: Debian's mipsel musl-dev .deb (unpacked as above) and the
-#         same three libraries built from source against it, static only.
+#         same three libraries built from source against it, static + shared.
 # Re-running is cheap: a sysroot whose stamp matches this script's recipe is
 # kept. FERRY_CROSS_FORCE=1 rebuilds it. FERRY_CROSS_EXTRA_PKGS adds Debian
 # packages to the Debian sysroots (e.g. "libssl-dev" for -DFERRY_OPENSSL=ON).
@@ -25,7 +25,7 @@ set -euo pipefail
 
 [ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
 
-RECIPE_VERSION=5
+RECIPE_VERSION=7
 DEB_PKGS="libc6-dev libsodium-dev libxxhash-dev libcmocka-dev ${FERRY_CROSS_EXTRA_PKGS:-}"
 
 # ------------------------------------------------------------ private apt
@@ -152,8 +152,6 @@ PC
 }
 
 build_cmocka() {
-  local static=OFF
-  [ "$SHARED" = yes ] || static=ON
   cross_log "$A: cmocka (cmake)"
   # CC may carry flags (the musl specs): compiler and flags go in separately.
   # shellcheck disable=SC2086
@@ -162,17 +160,16 @@ build_cmocka() {
   cmake -S "$(srcdir_of cmocka)" -B "$B/cmocka" -DCMAKE_SYSTEM_NAME=Linux \
     -DCMAKE_SYSTEM_PROCESSOR=mips -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$*" \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib \
-    -DUNIT_TESTING=OFF -DWITH_EXAMPLES=OFF -DPICKY_DEVELOPER=OFF -DWITH_STATIC_LIB="$static" \
+    -DUNIT_TESTING=OFF -DWITH_EXAMPLES=OFF -DPICKY_DEVELOPER=OFF -DWITH_STATIC_LIB=ON \
     >"$B/cmocka.log" 2>&1 &&
   cmake --build "$B/cmocka" -j"$JOBS" >>"$B/cmocka.log" 2>&1 &&
   DESTDIR="$S" cmake --install "$B/cmocka" >>"$B/cmocka.log" 2>&1 ||
     { tail -30 "$B/cmocka.log" >&2; cross_die "cmocka build failed"; }
   rm -rf "$S/usr/lib/cmake"
-  if [ "$SHARED" = no ]; then
-    # WITH_STATIC_LIB builds libcmocka-static.a beside the .so: keep the archive only.
-    rm -f "$S"/usr/lib/libcmocka.so*
-    mv "$S/usr/lib/libcmocka-static.a" "$S/usr/lib/libcmocka.a"
-  fi
+  # WITH_STATIC_LIB builds libcmocka-static.a beside the .so; static links
+  # look for libcmocka.a.
+  mv "$S/usr/lib/libcmocka-static.a" "$S/usr/lib/libcmocka.a"
+  [ "$SHARED" = yes ] || rm -f "$S"/usr/lib/libcmocka.so*
 }
 
 build_sources() {  # A S B CC SHARED LIBCFLAGS set by the caller
@@ -203,9 +200,10 @@ source_sysroot() {  # big-endian mips: the host's cross glibc + libraries from s
 # turns gcc-mipsel-linux-gnu into a musl compiler; its paths are absolute
 # (/usr/lib/mipsel-linux-musl), so a copy re-rooted into the sysroot is used.
 musl_sysroot() {
-  # Static archives for one file: sections per function let the link keep
-  # only what ferry calls (-Os as OpenWrt builds its packages).
-  local A=$1 deb S B R CC SHARED=no d n=0 LIBCFLAGS="-Os -g0 -ffunction-sections -fdata-sections"
+  # Static archives (for the one-file build: sections per function let the
+  # link keep only what ferry calls) and shared libraries (the OpenWrt
+  # package's shape), -Os as OpenWrt builds its packages.
+  local A=$1 deb S B R CC SHARED=yes d n=0 LIBCFLAGS="-Os -g0 -ffunction-sections -fdata-sections"
   deb=$(cross_debarch "$A"); S=$(cross_sysroot "$A"); B=$FERRY_CROSS_DIR/srcbuild-$A
   R=$FERRY_CROSS_DIR/apt-$deb
   apt_init "$deb"
@@ -222,12 +220,23 @@ musl_sysroot() {
   relativise_symlinks "$S"
   local M=/usr/lib/mipsel-linux-musl I=/usr/include/mipsel-linux-musl
   [ -f "$S$M/libc.a" ] && [ -f "$S$M/musl-gcc.specs" ] || cross_die "$S$M: no libc.a or musl-gcc.specs"
+  # The shared libc (also the loader) is in /lib/mipsel-linux-musl, outside
+  # the specs' -L path: without this link every shared object would get its
+  # own static copy of libc, and two libcs in one process abort at start.
+  [ -f "$S/lib/mipsel-linux-musl/libc.so" ] || cross_die "$S/lib/mipsel-linux-musl/libc.so missing (musl)"
+  [ -e "$S$M/libc.so" ] || ln -s ../../../lib/mipsel-linux-musl/libc.so "$S$M/libc.so"
   # musl has no kernel headers (<linux/openat2.h>, <linux/magic.h>); as in
   # OpenWrt's toolchain they sit beside the libc's own.
   cp -a "$S"/usr/include/linux "$S"/usr/include/asm-generic "$S$I/"
   cp -a "$S"/usr/include/mipsel-linux-gnu/asm "$S$I/"
   sed -e "s#$M#$S$M#g" -e "s#$I#$S$I#g" "$S$M/musl-gcc.specs" > "$S/musl-gcc.specs"
-  CC="$(cross_triplet "$A")-gcc -specs=$S/musl-gcc.specs"
+  # A compiler command without arguments (libtool repeats flags given in CC),
+  # as musl-dev's own mipsel-linux-musl-gcc wrapper, with the re-rooted specs.
+  mkdir -p "$S/bin"
+  printf '#!/bin/sh\nexec %s "$@" -specs "%s"\n' "$(cross_triplet "$A")-gcc" "$S/musl-gcc.specs" \
+    > "$S/bin/mipsel-linux-musl-gcc"
+  chmod +x "$S/bin/mipsel-linux-musl-gcc"
+  CC=$S/bin/mipsel-linux-musl-gcc
   build_sources
 }
 
