@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A source file that shrinks while it is sent (a log rotated, a download
+# truncated): the sender pads the promised length with zeros and marks the
+# file changed; the receiver must not put that under the final name, the older
+# version stays intact, no temporary is left, and the client says which file
+# and exits 23 (some files failed), as rsync does. Through the user-space path
+# (encrypt) and the sendfile path (none --no-verify, where the padding is
+# sent from a zero buffer).
+. "$(dirname "$0")/lib.sh"
+
+write_config
+start_server
+
+for mode in encrypt raw; do
+  args=(--protection encrypt)
+  [ $mode = raw ] && args=(--protection none --no-verify)
+  note "$mode: a file that shrinks mid-transfer is not committed"
+  src=$T/src-$mode
+  mkdir -p "$src"
+  echo "old version" > "$src/grow.log"
+  expect_rc 0 ferry_c push "${args[@]}" "$src/" "$(url "m/$mode")"
+  cp "$T/mod/$mode/grow.log" "$T/old-$mode"
+
+  head -c $((48 << 20)) /dev/urandom > "$src/grow.log"
+  rc=0
+  # 8 MiB/s: the 48 MiB take about 6 s, so the cut after 1.5 s lands mid-file.
+  (sleep 1.5; truncate -s $((1 << 20)) "$src/grow.log") &
+  cut=$!
+  ferry_c push "${args[@]}" --bwlimit 8M "$src/" "$(url "m/$mode")" \
+    > "$T/shrink.out" 2> "$T/shrink.err" || rc=$?
+  wait $cut
+  [ "$rc" = 23 ] || { cat "$T/shrink.err" >&2; fail "$mode: expected exit 23, got $rc"; }
+  grep -q "grow.log: file shrank while it was sent" "$T/shrink.err" ||
+    { cat "$T/shrink.err" >&2; fail "$mode: the shrunk file is not named"; }
+  cmp "$T/old-$mode" "$T/mod/$mode/grow.log" || fail "$mode: the old version was replaced"
+  no_temp_files "$T/mod"
+
+  note "$mode: the next push sends the file as it is now"
+  expect_rc 0 ferry_c push "${args[@]}" "$src/" "$(url "m/$mode")"
+  cmp "$src/grow.log" "$T/mod/$mode/grow.log" || fail "$mode: the new version differs"
+done
+echo "PASS"
