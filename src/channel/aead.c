@@ -104,9 +104,11 @@ int aead_init_backend(struct aead *a, enum aead_backend backend, enum cipher_id 
 	a->cipher = cipher;
 	a->backend = backend;
 #ifdef FERRY_HAVE_OPENSSL
-	if (backend == AEAD_OPENSSL)
+	if (backend == AEAD_OPENSSL) {
 		rc = aead_openssl_init(a, key);
-	else
+		if (rc == 0 && aead_usable(AEAD_SODIUM, cipher) && aead_sodium_init(a, key) == 0)
+			a->small_sodium = 1;
+	} else
 #endif
 		rc = aead_sodium_init(a, key);
 	if (rc < 0) {
@@ -131,7 +133,7 @@ int aead_encrypt(struct aead *a, uint64_t n, const uint8_t *ad, size_t adlen,
 		return err_set(-EINVAL, "AEAD used without a key");
 	aead_nonce(a->cipher, n, nonce);
 #ifdef FERRY_HAVE_OPENSSL
-	if (a->backend == AEAD_OPENSSL)
+	if (a->backend == AEAD_OPENSSL && !(a->small_sodium && len < AEAD_SMALL))
 		return aead_openssl_seal(a, nonce, ad, adlen, buf, len, tag);
 #endif
 	return aead_sodium_seal(a, nonce, ad, adlen, buf, len, tag);
@@ -146,7 +148,7 @@ int aead_decrypt(struct aead *a, uint64_t n, const uint8_t *ad, size_t adlen,
 		return err_set(-EINVAL, "AEAD used without a key");
 	aead_nonce(a->cipher, n, nonce);
 #ifdef FERRY_HAVE_OPENSSL
-	if (a->backend == AEAD_OPENSSL)
+	if (a->backend == AEAD_OPENSSL && !(a->small_sodium && len < AEAD_SMALL))
 		return aead_openssl_open(a, nonce, ad, adlen, buf, len, tag);
 #endif
 	return aead_sodium_open(a, nonce, ad, adlen, buf, len, tag);
