@@ -85,10 +85,20 @@ def counters():
     return busy, wire
 
 
+def netdev_log(label):
+    """NETDEV_LOG=FILE: append /proc/net/dev (bytes and packets per interface)
+    before and after every run, to tell payload from per-packet overhead."""
+    path = os.environ.get('NETDEV_LOG')
+    if path:
+        with open(path, 'a') as o, open('/proc/net/dev') as f:
+            o.write(label + '\n' + f.read())
+
+
 def cmd_pre(root):
     root = int(root)
     ticks, d = tree_ticks(root, all_procs()) if root else (0, [])
     busy, wire = counters()
+    netdev_log('PRE')
     print(ticks, ','.join(map(str, d)) or '-', busy, wire)
 
 
@@ -103,6 +113,7 @@ def cmd_post(root, base, timeout):
             break
         time.sleep(0.01)
     busy, wire = counters()
+    netdev_log('POST')
     print(ticks, busy, wire)
 
 
