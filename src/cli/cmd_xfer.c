@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "delete", no_argument, NULL, OPT_DELETE },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "checksum", no_argument, NULL, 'c' },
+	{ "update", no_argument, NULL, 'u' },
 	{ "progress", no_argument, NULL, 'P' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -74,7 +75,7 @@ static int parse_opts(int argc, char **argv, struct xfer_cli *x)
 	x->co.protection = PROT_ENCRYPT;
 	x->co.timeout_ms = 30000;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "i:ncPvqar", long_opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "i:ncuPvqar", long_opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i': x->co.identity = optarg; break;
 		case OPT_KNOWN: x->co.known_hosts = optarg; break;
@@ -82,6 +83,7 @@ static int parse_opts(int argc, char **argv, struct xfer_cli *x)
 		case OPT_DELETE: x->flags |= REQ_DELETE; break;
 		case 'n': x->flags |= REQ_DRY_RUN; break;
 		case 'c': x->flags |= REQ_CHECKSUM; break;
+		case 'u': x->flags |= REQ_UPDATE; break;
 		case 'P': x->progress = 1; break;
 		case 'v': x->co.verbose++; break;
 		case 'q': x->co.quiet = 1; break;

@@ -51,6 +51,7 @@ static int cmd_help(int argc, char **argv)
 	       "      --delete            delete files on the receiver that the sender lacks\n"
 	       "  -n, --dry-run           show what would change, change nothing\n"
 	       "  -c, --checksum          compare contents, not size and modification time\n"
+	       "  -u, --update            keep files that are newer on the receiver\n"
 	       "  -P, --progress          progress line (default on a terminal)\n"
 	       "  -v, --verbose           list changes; -vv for debug output\n"
 	       "  -q, --quiet             errors only\n"

@@ -39,7 +39,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_NO_RECURSE 0x40u  /* list one level only (ls) */
 #define REQ_SLASH     0x80u   /* the remote path was written with a trailing "/" */
 #define REQ_NO_VERIFY 0x100u  /* at protection none: no whole-file hash; sendfile/splice */
-#define REQ_KNOWN     0x1ffu
+#define REQ_UPDATE    0x200u  /* -u: keep files that are newer on the receiver */
+#define REQ_KNOWN     0x3ffu
 
 enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
 #define ENT_HAS_HASH 0x01u

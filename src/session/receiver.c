@@ -283,6 +283,17 @@ static int same_hash(struct receiver *r, const char *name, const uint8_t *hash)
 	return rc == 0 && !memcmp(mine, hash, MSG_HASH_LEN);
 }
 
+/* -u, as rsync: a regular file here whose mtime is later than the sender's
+ * stays as it is, contents and mode (an equal mtime is not newer). */
+static int newer_here(const struct receiver *r, const struct m_entry *e, const struct stat *old,
+		      int exists)
+{
+	if (!(r->o->flags & REQ_UPDATE) || !exists || !S_ISREG(old->st_mode))
+		return 0;
+	return old->st_mtim.tv_sec > e->mtime_s ||
+	       (old->st_mtim.tv_sec == e->mtime_s && (uint32_t)old->st_mtim.tv_nsec > e->mtime_ns);
+}
+
 static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		  const char *wpath, const char *lp, const struct stat *old, int exists)
 {
@@ -296,6 +307,12 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	else if (fresh)
 		fresh = old->st_mtim.tv_sec == e->mtime_s &&
 			(uint32_t)old->st_mtim.tv_nsec == e->mtime_ns;
+	if (!fresh && newer_here(r, e, old, exists)) {
+		r->st->files_skipped++;
+		if (pg)
+			progress_skip(pg, e->size);
+		return 0;
+	}
 	if (fresh) {
 		r->st->files_skipped++;
 		if (pg)

@@ -187,7 +187,7 @@ static void test_refuses_bad_values(void **state)
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
 	m.u.request.op = OP_PULL;
-	m.u.request.flags = 0x200;   /* the first unassigned bit */
+	m.u.request.flags = REQ_KNOWN + 1;   /* the first unassigned bit */
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
 
