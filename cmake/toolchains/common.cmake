@@ -30,9 +30,10 @@ endif()
 
 if(FERRY_CROSS_ARCH STREQUAL "mipsel-musl")
   # musl: the sysroot's compiler wrapper passes gcc a specs file that
-  # replaces its include and library paths with the sysroot's musl ones. With FERRY_STATIC every program is linked
-  # statically, tests included; without, against musl's loader
-  # (/lib/ld-musl-mipsel.so.1, which qemu -L finds in the sysroot).
+  # replaces its include and library paths with the sysroot's musl ones.
+  # With FERRY_STATIC every program is linked statically, tests included;
+  # without, against musl's loader (/lib/ld-musl-mipsel.so.1, which qemu -L
+  # finds in the sysroot).
   set(CMAKE_C_COMPILER "${FERRY_SYSROOT}/bin/mipsel-linux-musl-gcc")
   list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES FERRY_STATIC)
   if(FERRY_STATIC)

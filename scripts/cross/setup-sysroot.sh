@@ -105,18 +105,16 @@ fetch_sources() {  # unpacked Debian source trees in .cross/src/
 }
 srcdir_of() { ls -d "$FERRY_CROSS_DIR/src/$1"-*/ | head -1; }
 
-# The three libraries from Debian's source trees, built with compiler $CC
-# into sysroot $S (prefix /usr, libdir /usr/lib), work dir $B. $SHARED=yes
-# builds .so files too (glibc sysroots); no gives static archives only.
+# The three libraries from Debian's source trees, static and shared, built
+# with compiler $CC (a command without arguments) and $LIBCFLAGS into sysroot
+# $S (prefix /usr, libdir /usr/lib), work dir $B.
 build_libsodium() {
-  local shared=--disable-shared
-  [ "$SHARED" = yes ] && shared=--enable-shared
-  cross_log "$A: libsodium (autotools, shared=$SHARED)"
+  cross_log "$A: libsodium (autotools)"
   cp -a "$(srcdir_of libsodium)" "$B/libsodium"
   (cd "$B/libsodium"
    [ -x configure ] || autoreconf -fi >/dev/null 2>&1
    ./configure --host="$(cross_triplet "$A")" --prefix=/usr --libdir=/usr/lib \
-     --disable-dependency-tracking --enable-static "$shared" CC="$CC" \
+     --disable-dependency-tracking --enable-static --enable-shared CC="$CC" \
      CFLAGS="$LIBCFLAGS" >"$B/libsodium.log" 2>&1
    make -j"$JOBS" >>"$B/libsodium.log" 2>&1
    make install DESTDIR="$S" >>"$B/libsodium.log" 2>&1) ||
@@ -126,15 +124,13 @@ build_libsodium() {
 
 build_xxhash() {
   local X xv tr; X=$(srcdir_of xxhash); tr=$(cross_triplet "$A")
-  cross_log "$A: libxxhash (xxhash.c, shared=$SHARED)"
+  cross_log "$A: libxxhash (xxhash.c -> libxxhash.a + libxxhash.so.0)"
+  # shellcheck disable=SC2086
   (cd "$B" && mkdir -p xxhash && cd xxhash &&
-   $CC $LIBCFLAGS -fPIC -c "$X/xxhash.c" -o xxhash.o &&
-   "$tr-ar" rcs "$S/usr/lib/libxxhash.a" xxhash.o) || cross_die "xxhash build failed"
-  if [ "$SHARED" = yes ]; then
-    (cd "$B/xxhash" &&
-     $CC -shared -Wl,-soname,libxxhash.so.0 -o "$S/usr/lib/libxxhash.so.0" xxhash.o &&
-     ln -sf libxxhash.so.0 "$S/usr/lib/libxxhash.so") || cross_die "xxhash build failed"
-  fi
+   "$CC" $LIBCFLAGS -fPIC -c "$X/xxhash.c" -o xxhash.o &&
+   "$tr-ar" rcs "$S/usr/lib/libxxhash.a" xxhash.o &&
+   "$CC" -shared -Wl,-soname,libxxhash.so.0 -o "$S/usr/lib/libxxhash.so.0" xxhash.o &&
+   ln -sf libxxhash.so.0 "$S/usr/lib/libxxhash.so") || cross_die "xxhash build failed"
   cp "$X/xxhash.h" "$S/usr/include/"
   [ -f "$X/xxh3.h" ] && cp "$X/xxh3.h" "$S/usr/include/"
   xv=$(basename "$X"); xv=${xv#xxhash-}
@@ -153,13 +149,8 @@ PC
 
 build_cmocka() {
   cross_log "$A: cmocka (cmake)"
-  # CC may carry flags (the musl specs): compiler and flags go in separately.
-  # shellcheck disable=SC2086
-  set -- $CC
-  local cc=$1; shift
   cmake -S "$(srcdir_of cmocka)" -B "$B/cmocka" -DCMAKE_SYSTEM_NAME=Linux \
-    -DCMAKE_SYSTEM_PROCESSOR=mips -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$*" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib \
+    -DCMAKE_SYSTEM_PROCESSOR=mips -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib \
     -DUNIT_TESTING=OFF -DWITH_EXAMPLES=OFF -DPICKY_DEVELOPER=OFF -DWITH_STATIC_LIB=ON \
     >"$B/cmocka.log" 2>&1 &&
   cmake --build "$B/cmocka" -j"$JOBS" >>"$B/cmocka.log" 2>&1 &&
@@ -169,10 +160,9 @@ build_cmocka() {
   # WITH_STATIC_LIB builds libcmocka-static.a beside the .so; static links
   # look for libcmocka.a.
   mv "$S/usr/lib/libcmocka-static.a" "$S/usr/lib/libcmocka.a"
-  [ "$SHARED" = yes ] || rm -f "$S"/usr/lib/libcmocka.so*
 }
 
-build_sources() {  # A S B CC SHARED LIBCFLAGS set by the caller
+build_sources() {  # A S B CC LIBCFLAGS set by the caller
   fetch_sources
   mkdir -p "$S/usr/lib/pkgconfig" "$S/usr/include" "$B"
   build_libsodium
@@ -184,7 +174,7 @@ build_sources() {  # A S B CC SHARED LIBCFLAGS set by the caller
 }
 
 source_sysroot() {  # big-endian mips: the host's cross glibc + libraries from source
-  local A=$1 tr S B CC SHARED=yes LIBCFLAGS="-O2 -g0"
+  local A=$1 tr S B CC LIBCFLAGS="-O2 -g0"
   tr=$(cross_triplet "$A"); S=$(cross_sysroot "$A"); B=$FERRY_CROSS_DIR/srcbuild-$A
   [ -e "/usr/$tr/lib/libc.so.6" ] || cross_die "/usr/$tr/lib/libc.so.6 missing (libc6-dev-$A-cross)"
   CC=$tr-gcc
@@ -195,7 +185,7 @@ source_sysroot() {  # big-endian mips: the host's cross glibc + libraries from s
   build_sources
 }
 
-# ------------------------------- mipsel with musl (OpenWrt's libc), static
+# ------------------------------- mipsel with musl (OpenWrt's libc)
 # Debian's mipsel musl-dev ships libc.a, crt files and a gcc specs file that
 # turns gcc-mipsel-linux-gnu into a musl compiler; its paths are absolute
 # (/usr/lib/mipsel-linux-musl), so a copy re-rooted into the sysroot is used.
@@ -203,7 +193,7 @@ musl_sysroot() {
   # Static archives (for the one-file build: sections per function let the
   # link keep only what ferry calls) and shared libraries (the OpenWrt
   # package's shape), -Os as OpenWrt builds its packages.
-  local A=$1 deb S B R CC SHARED=yes d n=0 LIBCFLAGS="-Os -g0 -ffunction-sections -fdata-sections"
+  local A=$1 deb S B R CC d n=0 LIBCFLAGS="-Os -g0 -ffunction-sections -fdata-sections"
   deb=$(cross_debarch "$A"); S=$(cross_sysroot "$A"); B=$FERRY_CROSS_DIR/srcbuild-$A
   R=$FERRY_CROSS_DIR/apt-$deb
   apt_init "$deb"

@@ -509,20 +509,6 @@ static int splice_pipe(struct channel *c)
 	return 0;
 }
 
-static int write_all_fd(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return err_sys(w < 0 ? -errno : -EIO, "write");
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int chan_data_splice(struct channel *c, int fd, size_t max, size_t *moved)
 {
 	int64_t deadline = 0;
@@ -538,7 +524,7 @@ int chan_data_splice(struct channel *c, int fd, size_t max, size_t *moved)
 	c->in_lim = CHAN_INBUF;
 	if (c->in_r < c->in_w) {
 		size_t n = c->in_w - c->in_r < max ? c->in_w - c->in_r : max;
-		if ((rc = write_all_fd(fd, c->in + c->in_r, n)) < 0)
+		if ((rc = io_write_all(fd, c->in + c->in_r, n, 0, "channel")) < 0)
 			return rc;
 		c->in_r += n;
 		*moved = n;

@@ -180,7 +180,6 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The single-file case of rsync: "push file host:mod/new" writes "new". */
 /* mkdir -p of `path` inside the jail (each missing component, 0755). */
 static int mkdirs(struct receiver *r, const char *path)
 {
@@ -307,17 +306,11 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	else if (fresh)
 		fresh = old->st_mtim.tv_sec == e->mtime_s &&
 			(uint32_t)old->st_mtim.tv_nsec == e->mtime_ns;
-	if (!fresh && newer_here(r, e, old, exists)) {
+	if (fresh || newer_here(r, e, old, exists)) {
 		r->st->files_skipped++;
 		if (pg)
 			progress_skip(pg, e->size);
-		return 0;
-	}
-	if (fresh) {
-		r->st->files_skipped++;
-		if (pg)
-			progress_skip(pg, e->size);
-		if ((old->st_mode & 07777) != e->mode) {
+		if (fresh && (old->st_mode & 07777) != e->mode) {
 			report(r, CHG_META, wpath);
 			if (!r->dry && fs_set_meta(r->cur_fd, name, e->mode, NULL) < 0)
 				file_error(r, wpath, err_msg());
