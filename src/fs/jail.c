@@ -92,6 +92,18 @@ int jail_open(struct jail *j, const char *root)
 	return 0;
 }
 
+int jail_open_at(struct jail *out, const struct jail *parent, const char *rel)
+{
+	int fd = jail_open_dir(parent, rel, O_PATH);
+
+	out->root_fd = -1;
+	out->have_openat2 = parent->have_openat2;
+	if (fd < 0)
+		return fd;
+	out->root_fd = fd;
+	return 0;
+}
+
 void jail_close(struct jail *j)
 {
 	if (j->root_fd >= 0)

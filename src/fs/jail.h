@@ -27,6 +27,10 @@ struct jail {
  * openat2 once. FERRY_NO_OPENAT2=1 in the environment (or clearing
  * have_openat2 afterwards) forces the component-wise fallback. */
 int jail_open(struct jail *j, const char *root);
+/* Narrows a jail: `out` is rooted at directory `rel` of `parent` (opened
+ * through the parent's rules, so never through a symlink). A receiver uses it
+ * so that nothing the peer sends can reach above what the user named. */
+int jail_open_at(struct jail *out, const struct jail *parent, const char *rel);
 void jail_close(struct jail *j);
 
 /* Opens the directory `rel` under the root with `flags` (O_DIRECTORY is

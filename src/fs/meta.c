@@ -55,6 +55,20 @@ int fs_tmp_name(char out[256], const char *final)
 	return 0;
 }
 
+int fs_is_tmp_name(const char *name)
+{
+	size_t pre = sizeof FS_TMP_PREFIX - 1;
+
+	if (strncmp(name, FS_TMP_PREFIX, pre) != 0)
+		return 0;
+	for (size_t i = 0; i < TMP_RAND; i++) {
+		char c = name[pre + i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return 0;
+	}
+	return name[pre + TMP_RAND] == '.';
+}
+
 /* fchmodat(AT_SYMLINK_NOFOLLOW) acts on the inode it looked up (glibc and
  * musl go through an O_PATH fd, newer kernels have fchmodat2), so there is no
  * window in which `name` could be swapped for a symlink. */

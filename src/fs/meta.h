@@ -13,6 +13,9 @@
 /* Writes ".ferry-XXXXXX.<prefix of final>" (random X, at most 255 bytes) into
  * out[256]. Returns 0, or -EINVAL if `final` is not a single name. */
 int fs_tmp_name(char out[256], const char *final);
+/* 1 if `name` has the form fs_tmp_name makes (".ferry-" + 6 letters or
+ * digits + "."): such a name may be another session's file in progress. */
+int fs_is_tmp_name(const char *name);
 
 /* Sets mode (& 07777) and mtime (ns; NULL = leave) on dirfd/name. A symlink
  * is not followed: it gets only the mtime (Linux links have no mode). */

@@ -15,6 +15,16 @@
 #define MSG_MAX_TEXT 1024
 #define MSG_MAX_SOFTWARE 64
 #define MSG_HASH_LEN 16
+
+/* The window (docs/PROTOCOL.md, 4.3): what a sender may have outstanding and
+ * so what a receiver has to remember. Both ends count the same way (wire
+ * paths of the files, and of the directories whose DIR_META waits for them),
+ * so a correct sender never exceeds a limit and a receiver refuses one that
+ * does: a peer cannot make either side hold more than a few MiB. */
+#define PROTO_WINDOW_FILES 2048            /* regular files undecided or wanted, data not sent */
+#define PROTO_WINDOW_PATH_BYTES (1u << 20) /* the bytes of their wire paths */
+#define PROTO_META_PENDING 1024            /* DIR_META sent while files before it were open */
+#define PROTO_META_PATH_BYTES (1u << 20)   /* the bytes of their paths */
 /* A control message never exceeds this (the largest is ENTRY with a name and a link target). */
 #define MSG_MAX_ENCODED (1 + 1 + 1 + 4 + 8 + 8 + 4 + 2 + MSG_MAX_NAME + 2 + MSG_MAX_PATH + MSG_HASH_LEN + 64)
 

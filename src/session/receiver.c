@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
@@ -24,41 +25,47 @@
 
 struct want {
 	uint32_t index;
+	uint32_t wire_len;      /* its wire path's length, counted against the window */
+	uint64_t size;          /* the ENTRY's size: the most that is preallocated */
 	char *path;             /* local path in the jail, owned */
 };
 
 struct dmeta {
 	uint64_t after;         /* apply once this many wants are done */
 	uint32_t mode;
+	uint32_t wire_len;
 	struct timespec mtime;
 	char *path;             /* owned */
 };
 
 struct receiver {
 	struct conn *c;
-	const struct jail *j;
+	const struct jail *j;   /* the caller's jail, then `own` once rooted */
+	struct jail own;        /* owned: narrowed to the transfer root (setup_root) */
+	int rooted;
 	const struct xfer_opts *o;
 	const struct xfer_hooks *h;
 	struct xfer_stats *st;
 	char root[PATH_MAX_WIRE + 1];   /* the transfer root inside the jail */
 	int dry;
 	/* single-file mode: the one file is written under this name */
-	int single;
+	int single, single_done;
 	char single_name[NAME_MAX_WIRE + 1];
 	/* the listing being received */
 	char cur[PATH_MAX_WIRE + 1];
 	int cur_fd;
-	uint8_t cur_flags;
 	int in_listing;
-	char **names;
-	size_t nnames, capnames;
+	/* --delete: this directory's own entries, and which of them the sender
+	 * also has. The peer's names are never stored: it cannot grow this. */
+	struct dirlist local;
+	uint8_t *seen;          /* owned, local.n flags; NULL = no deletion here */
 	/* wanted files, in the order their data will come */
 	struct want *wq;
-	size_t wcap, whead, wcount;
+	size_t wcap, whead, wcount, want_bytes;
 	uint64_t wants_enq, wants_done;
 	/* directory metadata waiting for the directory's files */
 	struct dmeta *mq;
-	size_t mcap, mhead, mcount;
+	size_t mcap, mhead, mcount, meta_bytes;
 	uint32_t index, decided_sent;
 	int end_seen;
 	/* the directory the last file was written to */
@@ -92,6 +99,16 @@ static void file_error(struct receiver *r, const char *wpath, const char *what)
 	report(r, CHG_ERROR, wpath);
 }
 
+/* The mode to give what the peer sent: a daemon (often root) does not take
+ * setuid/setgid bits from a client unless the module allows it. The sticky
+ * bit stays: on a directory it only restricts deletion, on a file Linux
+ * ignores it. */
+static uint32_t mode_of(const struct receiver *r, uint32_t mode)
+{
+	mode &= 07777;
+	return r->o->strip_setid ? mode & ~(uint32_t)(S_ISUID | S_ISGID) : mode;
+}
+
 /* Doubles a full ring buffer of `count` elements of `size` bytes (`first`
  * slots when empty), unrolled so that the oldest element is at index 0. */
 static int ring_grow(void **buf, size_t size, size_t *cap, size_t *head, size_t count,
@@ -115,6 +132,12 @@ static int ring_grow(void **buf, size_t size, size_t *cap, size_t *head, size_t 
 
 static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char *lp)
 {
+	size_t len = strlen(dm->path);
+
+	if (r->mcount >= PROTO_META_PENDING || r->meta_bytes + len > PROTO_META_PATH_BYTES)
+		return err_set(-EBADMSG, "protocol: the sender has more than %d directories' "
+			       "metadata (or %u bytes of their paths) outstanding",
+			       PROTO_META_PENDING, PROTO_META_PATH_BYTES);
 	if (r->mcount == r->mcap &&
 	    ring_grow((void **)&r->mq, sizeof *r->mq, &r->mcap, &r->mhead, r->mcount, 64) < 0)
 		return err_set(-ENOMEM, "out of memory");
@@ -123,7 +146,9 @@ static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char
 	if (!d->path)
 		return err_set(-ENOMEM, "out of memory");
 	d->after = r->wants_enq;
-	d->mode = dm->mode;
+	d->mode = mode_of(r, dm->mode);
+	d->wire_len = (uint32_t)len;
+	r->meta_bytes += len;
 	d->mtime.tv_sec = (time_t)dm->mtime_s;
 	d->mtime.tv_nsec = dm->mtime_ns;
 	r->mcount++;
@@ -144,6 +169,7 @@ static void meta_apply_ready(struct receiver *r, int all)
 		if (fd >= 0)
 			close(fd);
 		free(d->path);
+		r->meta_bytes -= d->wire_len;
 		r->mhead = (r->mhead + 1) % r->mcap;
 		r->mcount--;
 	}
@@ -151,33 +177,34 @@ static void meta_apply_ready(struct receiver *r, int all)
 
 /* --- the listing of one directory ------------------------------------------ */
 
-static void names_clear(struct receiver *r)
+static void local_clear(struct receiver *r)
 {
-	for (size_t i = 0; i < r->nnames; i++)
-		free(r->names[i]);
-	r->nnames = 0;
+	dirlist_free(&r->local);
+	memset(&r->local, 0, sizeof r->local);
+	free(r->seen);
+	r->seen = NULL;
 }
 
-static int names_add(struct receiver *r, const char *name)
+/* --delete: what this directory holds before the sender's entries arrive.
+ * What is created while the listing comes in is not in it, so never deleted. */
+static void local_read(struct receiver *r, const char *shown)
 {
-	if (r->nnames == r->capnames) {
-		size_t ncap = r->capnames ? r->capnames * 2 : 64;
-		char **n = realloc(r->names, ncap * sizeof *n);
-		if (!n)
-			return err_set(-ENOMEM, "out of memory");
-		r->names = n;
-		r->capnames = ncap;
+	if (dirlist_read(r->cur_fd, &r->local) < 0) {
+		file_error(r, shown, err_msg());
+		return;
 	}
-	r->names[r->nnames] = strdup(name);
-	if (!r->names[r->nnames])
-		return err_set(-ENOMEM, "out of memory");
-	r->nnames++;
-	return 0;
+	r->seen = calloc(r->local.n ? r->local.n : 1, 1);
+	if (!r->seen) {
+		file_error(r, shown, "out of memory for the directory's listing");
+		local_clear(r);
+	}
 }
 
-static int cmp_name(const void *a, const void *b)
+static void local_mark(struct receiver *r, const char *name)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct dirent_info *d = r->seen ? dirlist_find(&r->local, name) : NULL;
+	if (d)
+		r->seen[d - r->local.ents] = 1;
 }
 
 /* mkdir -p of `path` inside the jail (each missing component, 0755). */
@@ -196,30 +223,45 @@ static int mkdirs(struct receiver *r, const char *path)
 	return 0;
 }
 
-/* The destination. rsync's single-file case: "push file host:mod/a/new"
- * writes the file as "new" in "a" (created if missing), unless "a/new" is an
- * existing directory or was written with a trailing '/'. */
-static int setup_root(struct receiver *r, const struct m_dir_begin *db, uint32_t flags)
+static int is_dir(const struct jail *j, const char *path)
 {
-	struct stat st;
+	int fd = jail_open_dir(j, path, O_PATH);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
 
-	if ((db->flags & DIRB_SINGLE) && r->root[0] && !(flags & REQ_SLASH)) {
-		int fd = jail_open_dir(r->j, r->root, O_PATH);
-		int isdir = fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-		if (fd >= 0)
-			close(fd);
-		if (!isdir) {
-			char *slash = strrchr(r->root, '/');
-			r->single = 1;
-			snprintf(r->single_name, sizeof r->single_name, "%.255s", slash ? slash + 1 : r->root);
-			if (slash)
-				*slash = '\0';
-			else
-				r->root[0] = '\0';
-			return r->dry ? 0 : mkdirs(r, r->root);
-		}
+/* The destination, at the root listing. rsync's single-file case: "push
+ * file host:mod/a/new" writes the file as "new" in "a" (created if missing),
+ * unless "a/new" is an existing directory or was written with a trailing '/';
+ * then nothing but that one regular file is accepted. Otherwise the root is
+ * created and the jail narrowed to it: whatever the peer sends later, it
+ * cannot reach above what the user named (a pull into a new DEST opens the
+ * jail on DEST's parent). In a dry run a missing root gives a jail that opens
+ * nothing, which reads as "nothing exists yet". */
+static int setup_root(struct receiver *r, const struct m_dir_begin *db)
+{
+	int rc;
+
+	r->rooted = 1;
+	if ((db->flags & DIRB_SINGLE) && r->root[0] && !(r->o->flags & REQ_SLASH) &&
+	    !is_dir(r->j, r->root)) {
+		char *slash = strrchr(r->root, '/');
+		r->single = 1;
+		snprintf(r->single_name, sizeof r->single_name, "%.255s", slash ? slash + 1 : r->root);
+		if (slash)
+			*slash = '\0';
+		else
+			r->root[0] = '\0';
 	}
-	return r->dry ? 0 : mkdirs(r, r->root);
+	if (!r->dry && (rc = mkdirs(r, r->root)) < 0)
+		return rc;
+	rc = jail_open_at(&r->own, r->j, r->root);
+	if (rc < 0 && !r->dry)
+		return rc;
+	r->j = &r->own;
+	r->root[0] = '\0';
+	return 0;
 }
 
 static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
@@ -231,7 +273,13 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 		return err_set(-EBADMSG, "protocol: DIR_BEGIN inside a listing");
 	if ((rc = path_check(db->path, strlen(db->path))) < 0)
 		return err_wrap(rc, "protocol: bad directory from the sender");
-	if (!db->path[0] && !r->index && (rc = setup_root(r, db, r->o->flags)) < 0)
+	if (r->single)
+		return err_set(-EBADMSG, "protocol: a listing after the single file of this transfer");
+	if (r->rooted && !db->path[0])
+		return err_set(-EBADMSG, "protocol: a second root listing");
+	if (!r->rooted && db->path[0])
+		return err_set(-EBADMSG, "protocol: the first listing must be the transfer root");
+	if (!r->rooted && (rc = setup_root(r, db)) < 0)
 		return rc;
 	if ((rc = local_of(r, db->path, lp, sizeof lp)) < 0)
 		return rc;
@@ -241,25 +289,35 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	if (r->cur_fd < 0 && !r->dry)
 		file_error(r, db->path[0] ? db->path : ".", err_msg());
 	snprintf(r->cur, sizeof r->cur, "%s", db->path);
-	r->cur_flags = db->flags;
 	r->in_listing = 1;
-	names_clear(r);
+	local_clear(r);
+	if ((r->o->flags & REQ_DELETE) && !(db->flags & DIRB_SYNTHETIC) && r->cur_fd >= 0)
+		local_read(r, db->path[0] ? db->path : ".");
 	return 0;
 }
 
-static int want_push(struct receiver *r, uint32_t index, const char *lp)
+static int want_push(struct receiver *r, const struct m_entry *e, const char *lp)
 {
+	size_t len = strlen(r->cur) + (r->cur[0] ? 1 : 0) + strlen(e->name);
+
+	if (r->wcount >= PROTO_WINDOW_FILES || r->want_bytes + len > PROTO_WINDOW_PATH_BYTES)
+		return err_set(-EBADMSG, "protocol: the sender has more than %d files (or %u bytes "
+			       "of their paths) outstanding", PROTO_WINDOW_FILES,
+			       PROTO_WINDOW_PATH_BYTES);
 	if (r->wcount == r->wcap &&
 	    ring_grow((void **)&r->wq, sizeof *r->wq, &r->wcap, &r->whead, r->wcount, 256) < 0)
 		return err_set(-ENOMEM, "out of memory");
 	struct want *w = &r->wq[(r->whead + r->wcount) % r->wcap];
-	w->index = index;
+	w->index = r->index;
+	w->wire_len = (uint32_t)len;
+	w->size = e->size;
 	w->path = strdup(lp);
 	if (!w->path)
 		return err_set(-ENOMEM, "out of memory");
+	r->want_bytes += len;
 	r->wcount++;
 	r->wants_enq++;
-	return conn_send_len(r->c, MSG_WANT, index);
+	return conn_send_len(r->c, MSG_WANT, r->index);
 }
 
 /* Makes room for an entry of another type: rsync -a replaces it. */
@@ -274,9 +332,15 @@ static int clear_existing(struct receiver *r, const char *name, const char *wpat
 static int same_hash(struct receiver *r, const char *name, const uint8_t *hash)
 {
 	uint8_t mine[MSG_HASH_LEN];
-	int fd = openat(r->cur_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	/* O_NONBLOCK: a FIFO swapped in for the file must not block the open. */
+	int fd = openat(r->cur_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	int rc = filedata_hash_fd(fd, mine);
 	close(fd);
 	return rc == 0 && !memcmp(mine, hash, MSG_HASH_LEN);
@@ -306,13 +370,18 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	else if (fresh)
 		fresh = old->st_mtim.tv_sec == e->mtime_s &&
 			(uint32_t)old->st_mtim.tv_nsec == e->mtime_ns;
+	/* A file with other links may be linked from outside the module (by a
+	 * local user): it is replaced through a temporary, never chmodded in
+	 * place. */
+	if (fresh && (old->st_mode & 07777) != mode_of(r, e->mode) && old->st_nlink > 1)
+		fresh = 0;
 	if (fresh || newer_here(r, e, old, exists)) {
 		r->st->files_skipped++;
 		if (pg)
 			progress_skip(pg, e->size);
-		if (fresh && (old->st_mode & 07777) != e->mode) {
+		if (fresh && (old->st_mode & 07777) != mode_of(r, e->mode)) {
 			report(r, CHG_META, wpath);
-			if (!r->dry && fs_set_meta(r->cur_fd, name, e->mode, NULL) < 0)
+			if (!r->dry && fs_set_meta(r->cur_fd, name, mode_of(r, e->mode), NULL) < 0)
 				file_error(r, wpath, err_msg());
 		}
 		return 0;
@@ -322,7 +391,7 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		return 0;
 	if (exists && !S_ISREG(old->st_mode) && clear_existing(r, name, wpath) < 0)
 		return 0;
-	return want_push(r, r->index, lp);
+	return want_push(r, e, lp);
 }
 
 static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
@@ -337,7 +406,7 @@ static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 	if (exists && clear_existing(r, name, wpath) < 0)
 		return 0;
 	/* Owner-writable until DIR_META gives the real mode, so its files can land. */
-	if (mkdirat(r->cur_fd, name, (e->mode & 07777) | 0700) < 0)
+	if (mkdirat(r->cur_fd, name, mode_of(r, e->mode) | 0700) < 0)
 		file_error(r, wpath, strerror(errno));
 	return 0;
 }
@@ -375,12 +444,18 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		return err_set(-EBADMSG, "protocol: ENTRY outside a listing");
 	if (strchr(name, '/') || (rc = path_check(name, strlen(name))) < 0)
 		return err_set(-EBADMSG, "protocol: bad entry name from the sender");
-	if (r->single && !r->cur[0])
+	if (r->single) {
+		if (r->single_done || e->type != ENT_REG)
+			return err_set(-EBADMSG, "protocol: a single-file transfer takes one regular "
+				       "file and nothing else");
+		r->single_done = 1;
 		name = r->single_name;
+	}
 	if (path_join(wpath, sizeof wpath, r->cur, name) < 0)
 		return err_set(-EBADMSG, "protocol: entry path too long");
-	if ((rc = local_of(r, wpath, lp, sizeof lp)) < 0 || (rc = names_add(r, name)) < 0)
+	if ((rc = local_of(r, wpath, lp, sizeof lp)) < 0)
 		return rc;
+	local_mark(r, name);
 	exists = r->cur_fd >= 0 && fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
 	if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
@@ -396,22 +471,15 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 
 static int on_dir_end(struct receiver *r)
 {
-	struct dirlist l = { 0 };
 	char wpath[PATH_MAX_WIRE + 1];
 
 	if (!r->in_listing)
 		return err_set(-EBADMSG, "protocol: DIR_END outside a listing");
 	r->in_listing = 0;
-	if (!(r->o->flags & REQ_DELETE) || (r->cur_flags & DIRB_SYNTHETIC) || r->cur_fd < 0)
-		return 0;
-	if (dirlist_read(r->cur_fd, &l) < 0) {
-		file_error(r, r->cur[0] ? r->cur : ".", err_msg());
-		return 0;
-	}
-	qsort(r->names, r->nnames, sizeof *r->names, cmp_name);
-	for (size_t i = 0; i < l.n; i++) {
-		const char *n = l.ents[i].name;
-		if (bsearch(&n, r->names, r->nnames, sizeof *r->names, cmp_name))
+	for (size_t i = 0; r->seen && i < r->local.n; i++) {
+		const char *n = r->local.ents[i].name;
+		/* another session's file in progress is not ours to delete */
+		if (r->seen[i] || fs_is_tmp_name(n))
 			continue;
 		if (path_join(wpath, sizeof wpath, r->cur, n) < 0)
 			snprintf(wpath, sizeof wpath, "%s", n);
@@ -420,7 +488,7 @@ static int on_dir_end(struct receiver *r)
 		if (!r->dry && fs_remove_tree(r->cur_fd, n) < 0)
 			file_error(r, wpath, err_msg());
 	}
-	dirlist_free(&l);
+	local_clear(r);
 	return 0;
 }
 
@@ -429,12 +497,16 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 	char lp[PATH_MAX_WIRE + 1];
 	int rc;
 
-	if (r->dry)
-		return 0;
+	if (r->single || !r->rooted)
+		return err_set(-EBADMSG, "protocol: directory metadata %s",
+			       r->single ? "in a single-file transfer" : "before the root listing");
 	if ((rc = path_check(dm->path, strlen(dm->path))) < 0)
 		return err_wrap(rc, "protocol: bad directory from the sender");
+	if (r->dry)
+		return 0;
 	if ((rc = local_of(r, dm->path, lp, sizeof lp)) < 0)
 		return rc;
+	meta_apply_ready(r, 0);
 	if ((rc = meta_push(r, dm, lp)) < 0)
 		return rc;
 	meta_apply_ready(r, 0);
@@ -458,6 +530,22 @@ static int data_dirfd(struct receiver *r, const char *lp, const char **leaf)
 	return r->data_fd;
 }
 
+/* What to preallocate: no more than the ENTRY said (FILE_BEGIN comes from
+ * the same peer, ~100 bytes can announce 4 GiB) and no more than half the
+ * free space, so a stalled sender cannot reserve the disk. */
+static off_t prealloc_hint(int dfd, uint64_t announced, uint64_t entry_size)
+{
+	struct statvfs sv;
+	uint64_t n = announced < entry_size ? announced : entry_size;
+
+	if (fstatvfs(dfd, &sv) == 0) {
+		uint64_t half = (uint64_t)sv.f_bavail * sv.f_frsize / 2;
+		if (n > half)
+			n = half;
+	}
+	return n > (uint64_t)INT64_MAX ? 0 : (off_t)n;
+}
+
 static int on_file(struct receiver *r, const struct m_file_begin *fb)
 {
 	struct afile f;
@@ -469,9 +557,10 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 		return err_set(-EBADMSG, "protocol: data for entry %u, which was not asked for",
 			       fb->index);
 	struct want *w = &r->wq[r->whead];
-	const char *shown = w->path + (r->root[0] ? strlen(r->root) + 1 : 0);
+	const char *shown = w->path;
 	int dfd = data_dirfd(r, w->path, &leaf);
-	if (dfd >= 0 && afile_open(&f, dfd, leaf, (off_t)fb->size, &r->o->writer) == 0)
+	if (dfd >= 0 && afile_open(&f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
+				   &r->o->writer) == 0)
 		have = 1;
 	else
 		file_error(r, shown, err_msg());
@@ -480,7 +569,7 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 	rc = filedata_recv(r->c, fb, have ? &f : NULL, r->st, pg, &why);
 	if (rc == 1) {
 		struct timespec mt = { .tv_sec = (time_t)fb->mtime_s, .tv_nsec = fb->mtime_ns };
-		if (afile_commit(&f, fb->mode, &mt) == 0) {
+		if (afile_commit(&f, mode_of(r, fb->mode), &mt) == 0) {
 			r->st->files_sent++;
 		} else {
 			file_error(r, shown, err_msg());
@@ -493,6 +582,7 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 			file_error(r, shown, why);
 	}
 	free(w->path);
+	r->want_bytes -= w->wire_len;
 	r->whead = (r->whead + 1) % r->wcap;
 	r->wcount--;
 	r->wants_done++;
@@ -568,8 +658,7 @@ static int finish(struct receiver *r)
 
 static void cleanup(struct receiver *r)
 {
-	names_clear(r);
-	free(r->names);
+	local_clear(r);
 	while (r->wcount) {
 		free(r->wq[r->whead].path);
 		r->whead = (r->whead + 1) % r->wcap;
@@ -586,6 +675,7 @@ static void cleanup(struct receiver *r)
 		close(r->cur_fd);
 	if (r->data_fd >= 0)
 		close(r->data_fd);
+	jail_close(&r->own);
 }
 
 int receiver_run(struct conn *c, const struct jail *j, const char *root,
@@ -604,6 +694,7 @@ int receiver_run(struct conn *c, const struct jail *j, const char *root,
 	r->dry = !!(o->flags & REQ_DRY_RUN);
 	r->cur_fd = -1;
 	r->data_fd = -1;
+	r->own.root_fd = -1;
 	snprintf(r->root, sizeof r->root, "%s", root);
 	while (rc == 0 && !(r->end_seen && !r->wcount)) {
 		rc = conn_recv(c, &r->m);

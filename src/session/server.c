@@ -128,7 +128,8 @@ static int exists(const struct jail *j, const char *path)
 static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
 		  struct jail *j)
 {
-	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer };
+	/* setuid/setgid bits from a client are dropped (a daemon often runs as root) */
+	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1 };
 	struct xfer_hooks h = { 0 };
 	struct xfer_stats st = { 0 };
 	struct source src;

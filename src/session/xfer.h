@@ -8,6 +8,7 @@
 
 #include "fs/afile.h"
 #include "fs/jail.h"
+#include "proto/msg.h"
 
 struct progress;
 
@@ -24,7 +25,8 @@ struct xfer_hooks {
 struct xfer_opts {
 	uint32_t flags;              /* REQ_* */
 	struct writer_opts writer;
-	int window;                  /* entries in flight; 0 = default */
+	int window;                  /* entries in flight; 0 = default (at most PROTO_WINDOW_FILES) */
+	int strip_setid;             /* receiver: clear setuid/setgid bits of what the peer sends */
 };
 
 struct xfer_stats {
@@ -50,6 +52,6 @@ struct source {
 	char top[256];
 };
 
-#define XFER_DEFAULT_WINDOW 2048
+#define XFER_DEFAULT_WINDOW PROTO_WINDOW_FILES
 
 #endif

@@ -13,7 +13,7 @@ head -c 300000 /dev/urandom > "$src/ünïcødé/日本語/データ.bin"
 head -c 70000 /dev/urandom > "$src/dir with spaces/nested/record-edge.bin"   # > one record
 chmod 640 "$src/a.txt"
 chmod 700 "$src/dir with spaces/nested"
-chmod 4755 "$src/empty file" 2>/dev/null || chmod 755 "$src/empty file"
+chmod 1755 "$src/empty file"   # sticky is kept; setuid/setgid: test_setid.sh
 ln -s a.txt "$src/rel-link"
 ln -s "$T/outside/target" "$src/outside-link"
 ln -s "../../a.txt" "$src/ünïcødé/日本語/up-link"
