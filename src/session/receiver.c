@@ -357,11 +357,36 @@ static int newer_here(const struct receiver *r, const struct m_entry *e, const s
 	       (old->st_mtim.tv_sec == e->mtime_s && (uint32_t)old->st_mtim.tv_nsec > e->mtime_ns);
 }
 
+static int meta_differs(const struct receiver *r, const struct m_entry *e, const struct stat *old,
+			int *mtime_too)
+{
+	*mtime_too = old->st_mtim.tv_sec != e->mtime_s ||
+		     (uint32_t)old->st_mtim.tv_nsec != e->mtime_ns;
+	return *mtime_too || (old->st_mode & 07777) != mode_of(r, e->mode);
+}
+
+/* Contents up to date: only mode and (after -c found equal contents with
+ * another mtime, as rsync does) mtime are set, so that the next plain push
+ * does not send the file again. */
+static void refresh_meta(struct receiver *r, const struct m_entry *e, const char *name,
+			 const char *wpath, const struct stat *old)
+{
+	struct timespec mt = { .tv_sec = (time_t)e->mtime_s, .tv_nsec = e->mtime_ns };
+	int mtime_too;
+
+	if (!meta_differs(r, e, old, &mtime_too))
+		return;
+	report(r, CHG_META, wpath);
+	if (!r->dry && fs_set_meta(r->cur_fd, name, mode_of(r, e->mode), mtime_too ? &mt : NULL) < 0)
+		file_error(r, wpath, err_msg());
+}
+
 static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		  const char *wpath, const char *lp, const struct stat *old, int exists)
 {
 	struct progress *pg = r->h->progress;
 	int fresh = exists && S_ISREG(old->st_mode) && (uint64_t)old->st_size == e->size;
+	int mtime_too;
 
 	r->st->files_seen++;
 	r->st->bytes_total += e->size;
@@ -371,19 +396,16 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		fresh = old->st_mtim.tv_sec == e->mtime_s &&
 			(uint32_t)old->st_mtim.tv_nsec == e->mtime_ns;
 	/* A file with other links may be linked from outside the module (by a
-	 * local user): it is replaced through a temporary, never chmodded in
+	 * local user): it is replaced through a temporary, never changed in
 	 * place. */
-	if (fresh && (old->st_mode & 07777) != mode_of(r, e->mode) && old->st_nlink > 1)
+	if (fresh && old->st_nlink > 1 && meta_differs(r, e, old, &mtime_too))
 		fresh = 0;
 	if (fresh || newer_here(r, e, old, exists)) {
 		r->st->files_skipped++;
 		if (pg)
 			progress_skip(pg, e->size);
-		if (fresh && (old->st_mode & 07777) != mode_of(r, e->mode)) {
-			report(r, CHG_META, wpath);
-			if (!r->dry && fs_set_meta(r->cur_fd, name, mode_of(r, e->mode), NULL) < 0)
-				file_error(r, wpath, err_msg());
-		}
+		if (fresh)
+			refresh_meta(r, e, name, wpath, old);
 		return 0;
 	}
 	report(r, exists && S_ISREG(old->st_mode) ? CHG_UPDATE : CHG_NEW, wpath);
