@@ -102,6 +102,9 @@ int remote_parse(const char *arg, unsigned default_port, struct remote *r)
 
 	memset(r, 0, sizeof *r);
 	r->port = default_port;
+	if (!strncmp(arg, "rsync://", 8))
+		return err_set(-EINVAL, "%s: rsync:// is the rsync daemon's URL; for ferry write "
+			       "ferry://HOST[:PORT]/MODULE[/PATH] or HOST:MODULE[/PATH]", arg);
 	if (!strncmp(arg, "ferry://", 8)) {
 		const char *hp = arg + 8;
 		const char *scan = hp;
@@ -125,7 +128,8 @@ int remote_parse(const char *arg, unsigned default_port, struct remote *r)
 			return err_set(-EINVAL, "%s: not HOST:MODULE[/PATH]", arg);
 		if ((rc = parse_hostport(arg, (size_t)(colon - arg), r, arg)) < 0)
 			return rc;
-		rc = parse_modpath(colon + 1, r, arg);
+		/* "HOST::MODULE" is rsync's daemon syntax: the same thing here */
+		rc = parse_modpath(colon + 1 + (colon[1] == ':'), r, arg);
 	}
 	if (rc < 0)
 		return rc;

@@ -84,7 +84,10 @@ static void rd_fields(struct rd *r, struct msg *m)
 		rd_entry(r, &m->u.entry);
 		break;
 	case MSG_DIR_END:
+		break;
 	case MSG_END:
+		m->u.end.errors = rd_u32(r);
+		rd_str(r, m->u.end.message, MSG_MAX_TEXT);
 		break;
 	case MSG_DIR_META:
 		m->u.dir_meta.mode = rd_u32(r);
@@ -135,6 +138,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.result.errors = rd_u32(r);
 		m->u.result.files = rd_u64(r);
 		m->u.result.bytes = rd_u64(r);
+		m->u.result.uptodate = rd_u64(r);
 		rd_str(r, m->u.result.message, MSG_MAX_TEXT);
 		break;
 	default:
@@ -197,7 +201,10 @@ static void wr_fields(struct wr *w, const struct msg *m)
 			wr_bytes(w, e->hash, MSG_HASH_LEN);
 		break;
 	case MSG_DIR_END:
+		break;
 	case MSG_END:
+		wr_u32(w, m->u.end.errors);
+		wr_str(w, m->u.end.message);
 		break;
 	case MSG_DIR_META:
 		wr_u32(w, m->u.dir_meta.mode);
@@ -237,6 +244,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u32(w, m->u.result.errors);
 		wr_u64(w, m->u.result.files);
 		wr_u64(w, m->u.result.bytes);
+		wr_u64(w, m->u.result.uptodate);
 		wr_str(w, m->u.result.message);
 		break;
 	default:

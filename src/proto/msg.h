@@ -104,7 +104,13 @@ struct m_len { uint64_t len; };                                      /* DATA, HO
 struct m_file_end { uint8_t status, has_hash; uint8_t hash[MSG_HASH_LEN]; };
 struct m_index { uint32_t index; };                                  /* WANT, DECIDED */
 struct m_change { uint8_t kind; char path[MSG_MAX_PATH + 1]; };
-struct m_result { uint32_t errors; uint64_t files, bytes; char message[MSG_MAX_TEXT + 1]; };
+/* END: the sender's own failures the receiver did not see (a directory it
+ * could not list, a link it could not read), so the receiver's RESULT can
+ * count every failure exactly once. */
+struct m_end { uint32_t errors; char message[MSG_MAX_TEXT + 1]; };
+/* RESULT: what the receiver did. files/bytes: committed (renamed into
+ * place); uptodate: compared and found equal; errors: every failure once. */
+struct m_result { uint32_t errors; uint64_t files, bytes, uptodate; char message[MSG_MAX_TEXT + 1]; };
 
 struct msg {
 	uint8_t type;
@@ -122,6 +128,7 @@ struct msg {
 		struct m_index index;
 		struct m_change change;
 		struct m_result result;
+		struct m_end end;
 	} u;
 };
 

@@ -66,6 +66,10 @@ struct receiver {
 	/* directory metadata waiting for the directory's files */
 	struct dmeta *mq;
 	size_t mcap, mhead, mcount, meta_bytes;
+	/* directories that failed (reported once): what is inside them is not
+	 * counted again. Bounded; past it a failure inside may count twice. */
+	char *failed[64];
+	size_t nfailed;
 	uint32_t index, decided_sent;
 	int end_seen;
 	/* the directory the last file was written to */
@@ -97,6 +101,31 @@ static void file_error(struct receiver *r, const char *wpath, const char *what)
 {
 	xfer_error(r->st, "%s: %s", wpath, what);
 	report(r, CHG_ERROR, wpath);
+}
+
+/* 1 if wpath is a directory that failed, or lies inside one. */
+static int under_failed(const struct receiver *r, const char *wpath)
+{
+	for (size_t i = 0; i < r->nfailed; i++) {
+		size_t n = strlen(r->failed[i]);
+		if (!strncmp(wpath, r->failed[i], n) && (wpath[n] == '\0' || wpath[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* A directory that cannot be created or opened is one failure, whatever it
+ * holds: its listing, its files and its metadata are not counted again. */
+static void dir_error(struct receiver *r, const char *wpath, const char *what)
+{
+	const char *shown = wpath[0] ? wpath : ".";
+
+	if (under_failed(r, wpath))
+		return;
+	file_error(r, shown, what);
+	if (r->nfailed < sizeof r->failed / sizeof r->failed[0] &&
+	    (r->failed[r->nfailed] = strdup(wpath)))
+		r->nfailed++;
 }
 
 /* The mode to give what the peer sent: a daemon (often root) does not take
@@ -162,8 +191,9 @@ static void meta_apply_ready(struct receiver *r, int all)
 		if (!all && d->after > r->wants_done)
 			break;
 		int fd = jail_open_dir(r->j, d->path, O_RDONLY);
-		if (fd < 0 || fchmod(fd, d->mode) < 0 ||
-		    futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, d->mtime }) < 0)
+		if ((fd < 0 || fchmod(fd, d->mode) < 0 ||
+		     futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, d->mtime }) < 0) &&
+		    !under_failed(r, d->path))
 			xfer_error(r->st, "%s: cannot set directory metadata: %s",
 				   d->path[0] ? d->path : ".", fd < 0 ? err_msg() : strerror(errno));
 		if (fd >= 0)
@@ -287,7 +317,7 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 		close(r->cur_fd);
 	r->cur_fd = jail_open_dir(r->j, lp, O_RDONLY);
 	if (r->cur_fd < 0 && !r->dry)
-		file_error(r, db->path[0] ? db->path : ".", err_msg());
+		dir_error(r, db->path, err_msg());
 	snprintf(r->cur, sizeof r->cur, "%s", db->path);
 	r->in_listing = 1;
 	local_clear(r);
@@ -425,11 +455,13 @@ static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 	report(r, CHG_MKDIR, wpath);
 	if (r->dry)
 		return 0;
-	if (exists && clear_existing(r, name, wpath) < 0)
+	if (exists && fs_remove_tree(r->cur_fd, name) < 0) {
+		dir_error(r, wpath, err_msg());
 		return 0;
+	}
 	/* Owner-writable until DIR_META gives the real mode, so its files can land. */
 	if (mkdirat(r->cur_fd, name, mode_of(r, e->mode) | 0700) < 0)
-		file_error(r, wpath, strerror(errno));
+		dir_error(r, wpath, strerror(errno));
 	return 0;
 }
 
@@ -588,11 +620,13 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 		file_error(r, shown, err_msg());
 	if (pg)
 		progress_file(pg, shown, fb->size);
+	uint64_t before = r->st->bytes_data;
 	rc = filedata_recv(r->c, fb, have ? &f : NULL, r->st, pg, &why);
 	if (rc == 1) {
 		struct timespec mt = { .tv_sec = (time_t)fb->mtime_s, .tv_nsec = fb->mtime_ns };
 		if (afile_commit(&f, mode_of(r, fb->mode), &mt) == 0) {
 			r->st->files_sent++;
+			r->st->bytes_committed += r->st->bytes_data - before;
 		} else {
 			file_error(r, shown, err_msg());
 		}
@@ -635,6 +669,12 @@ static int dispatch(struct receiver *r, const struct msg *m)
 		if (r->in_listing)
 			return err_set(-EBADMSG, "protocol: END inside a listing");
 		r->end_seen = 1;
+		/* the sender's own failures: counted here, once, for the RESULT */
+		if (m->u.end.errors && !r->st->first_error[0])
+			snprintf(r->st->first_error, sizeof r->st->first_error, "%s",
+				 m->u.end.message);
+		r->st->errors = m->u.end.errors > UINT32_MAX - r->st->errors ? UINT32_MAX :
+				r->st->errors + m->u.end.errors;
 		return 0;
 	default:
 		return err_set(-EBADMSG, "protocol: unexpected %s message from the sender",
@@ -672,7 +712,8 @@ static int finish(struct receiver *r)
 	}
 	m.u.result.errors = r->st->errors;
 	m.u.result.files = r->st->files_sent;
-	m.u.result.bytes = r->st->bytes_data;
+	m.u.result.bytes = r->st->bytes_committed;
+	m.u.result.uptodate = r->st->files_skipped;
 	snprintf(m.u.result.message, sizeof m.u.result.message, "%s", r->st->first_error);
 	int rc = conn_send(r->c, &m);
 	return rc < 0 ? rc : conn_flush(r->c);
@@ -681,6 +722,8 @@ static int finish(struct receiver *r)
 static void cleanup(struct receiver *r)
 {
 	local_clear(r);
+	for (size_t i = 0; i < r->nfailed; i++)
+		free(r->failed[i]);
 	while (r->wcount) {
 		free(r->wq[r->whead].path);
 		r->whead = (r->whead + 1) % r->wcap;

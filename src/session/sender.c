@@ -479,6 +479,8 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		rc = walk_root(s);
 	if (rc == 0) {
 		s->out.type = MSG_END;
+		s->out.u.end.errors = st->errors;
+		snprintf(s->out.u.end.message, sizeof s->out.u.end.message, "%s", st->first_error);
 		rc = conn_send(c, &s->out);
 	}
 	if (rc == 0)

@@ -34,6 +34,7 @@ struct xfer_stats {
 	uint64_t files_sent;         /* regular files whose data moved */
 	uint64_t files_skipped;      /* up to date */
 	uint64_t bytes_data;         /* file bytes moved (holes excluded) */
+	uint64_t bytes_committed;    /* of those, bytes of files renamed into place */
 	uint64_t bytes_total;        /* file bytes covered, skipped ones included */
 	uint64_t dirs, links, deleted;
 	uint32_t errors;             /* files that failed (the transfer goes on) */
