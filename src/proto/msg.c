@@ -139,6 +139,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.result.files = rd_u64(r);
 		m->u.result.bytes = rd_u64(r);
 		m->u.result.uptodate = rd_u64(r);
+		m->u.result.kept = rd_u64(r);
 		rd_str(r, m->u.result.message, MSG_MAX_TEXT);
 		break;
 	default:
@@ -245,6 +246,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u64(w, m->u.result.files);
 		wr_u64(w, m->u.result.bytes);
 		wr_u64(w, m->u.result.uptodate);
+		wr_u64(w, m->u.result.kept);
 		wr_str(w, m->u.result.message);
 		break;
 	default:

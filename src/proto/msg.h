@@ -50,7 +50,11 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_SLASH     0x80u   /* the remote path was written with a trailing "/" */
 #define REQ_NO_VERIFY 0x100u  /* at protection none: no whole-file hash; sendfile/splice */
 #define REQ_UPDATE    0x200u  /* -u: keep files that are newer on the receiver */
-#define REQ_KNOWN     0x3ffu
+#define REQ_SIZE_ONLY 0x400u  /* --size-only: equal size is up to date, whatever the mtime */
+#define REQ_IGNORE_TIMES 0x800u   /* -I: every file is sent, even with equal size and mtime */
+#define REQ_IGNORE_EXISTING 0x1000u /* --ignore-existing: what exists is not updated */
+#define REQ_EXISTING  0x2000u /* --existing: nothing new is created */
+#define REQ_KNOWN     0x3fffu
 
 enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
 #define ENT_HAS_HASH 0x01u
@@ -109,8 +113,13 @@ struct m_change { uint8_t kind; char path[MSG_MAX_PATH + 1]; };
  * count every failure exactly once. */
 struct m_end { uint32_t errors; char message[MSG_MAX_TEXT + 1]; };
 /* RESULT: what the receiver did. files/bytes: committed (renamed into
- * place); uptodate: compared and found equal; errors: every failure once. */
-struct m_result { uint32_t errors; uint64_t files, bytes, uptodate; char message[MSG_MAX_TEXT + 1]; };
+ * place); uptodate: compared and found equal; kept: left as they were by
+ * -u, --existing or --ignore-existing; errors: every failure once. */
+struct m_result {
+	uint32_t errors;
+	uint64_t files, bytes, uptodate, kept;
+	char message[MSG_MAX_TEXT + 1];
+};
 
 struct msg {
 	uint8_t type;

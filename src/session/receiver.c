@@ -316,7 +316,8 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	if (r->cur_fd >= 0)
 		close(r->cur_fd);
 	r->cur_fd = jail_open_dir(r->j, lp, O_RDONLY);
-	if (r->cur_fd < 0 && !r->dry)
+	/* with --existing a directory that is not here was not created: quietly */
+	if (r->cur_fd < 0 && !r->dry && !(r->cur_fd == -ENOENT && (r->o->flags & REQ_EXISTING)))
 		dir_error(r, db->path, err_msg());
 	snprintf(r->cur, sizeof r->cur, "%s", db->path);
 	r->in_listing = 1;
@@ -420,9 +421,11 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 
 	r->st->files_seen++;
 	r->st->bytes_total += e->size;
-	if (fresh && (r->o->flags & REQ_CHECKSUM))
+	if (fresh && (r->o->flags & REQ_IGNORE_TIMES))
+		fresh = 0;
+	else if (fresh && (r->o->flags & REQ_CHECKSUM))
 		fresh = (e->flags & ENT_HAS_HASH) && same_hash(r, name, e->hash);
-	else if (fresh)
+	else if (fresh && !(r->o->flags & REQ_SIZE_ONLY))
 		fresh = old->st_mtim.tv_sec == e->mtime_s &&
 			(uint32_t)old->st_mtim.tv_nsec == e->mtime_ns;
 	/* A file with other links may be linked from outside the module (by a
@@ -431,7 +434,10 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	if (fresh && old->st_nlink > 1 && meta_differs(r, e, old, &mtime_too))
 		fresh = 0;
 	if (fresh || newer_here(r, e, old, exists)) {
-		r->st->files_skipped++;
+		if (fresh)
+			r->st->files_skipped++;
+		else
+			r->st->files_kept++;
 		if (pg)
 			progress_skip(pg, e->size);
 		if (fresh)
@@ -487,6 +493,23 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 	return 0;
 }
 
+/* --existing and --ignore-existing, as rsync: what is not created or not
+ * updated at all (a directory not created takes its subtree with it). */
+static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists)
+{
+	int keep = ((r->o->flags & REQ_EXISTING) && !exists) ||
+		   ((r->o->flags & REQ_IGNORE_EXISTING) && exists && e->type != ENT_DIR);
+
+	if (keep && e->type == ENT_REG) {
+		r->st->files_seen++;
+		r->st->files_kept++;
+		r->st->bytes_total += e->size;
+		if (r->h->progress)
+			progress_skip(r->h->progress, e->size);
+	}
+	return keep;
+}
+
 static int on_entry(struct receiver *r, const struct m_entry *e)
 {
 	char wpath[PATH_MAX_WIRE + 1], lp[PATH_MAX_WIRE + 1];
@@ -513,6 +536,8 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	exists = r->cur_fd >= 0 && fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
 	if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
+	else if (keep_as_is(r, e, exists))
+		rc = 0;
 	else if (e->type == ENT_REG)
 		rc = on_reg(r, e, name, wpath, lp, &old, exists);
 	else if (e->type == ENT_DIR)
@@ -714,6 +739,7 @@ static int finish(struct receiver *r)
 	m.u.result.files = r->st->files_sent;
 	m.u.result.bytes = r->st->bytes_committed;
 	m.u.result.uptodate = r->st->files_skipped;
+	m.u.result.kept = r->st->files_kept;
 	snprintf(m.u.result.message, sizeof m.u.result.message, "%s", r->st->first_error);
 	int rc = conn_send(r->c, &m);
 	return rc < 0 ? rc : conn_flush(r->c);

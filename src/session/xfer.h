@@ -32,7 +32,8 @@ struct xfer_opts {
 struct xfer_stats {
 	uint64_t files_seen;         /* regular files considered */
 	uint64_t files_sent;         /* regular files whose data moved */
-	uint64_t files_skipped;      /* up to date */
+	uint64_t files_skipped;      /* up to date (compared and found equal) */
+	uint64_t files_kept;         /* left as they are: -u, --existing, --ignore-existing */
 	uint64_t bytes_data;         /* file bytes moved (holes excluded) */
 	uint64_t bytes_committed;    /* of those, bytes of files renamed into place */
 	uint64_t bytes_total;        /* file bytes covered, skipped ones included */
