@@ -340,6 +340,61 @@ static int make_parent(const char *path)
 	return 0;
 }
 
+/* Copies the lines of `in` that are not for `host` into `out`. */
+static int copy_except(FILE *in, FILE *out, const char *host, const char *path)
+{
+	char *line = NULL, *p, *field;
+	size_t cap = 0;
+	int rc, removed = 0;
+
+	while ((rc = next_line(in, &line, &cap, path)) > 0) {
+		p = line;
+		size_t flen = next_field(&p, &field);
+		if (flen && field[0] != '#' && flen == strlen(host) && !memcmp(field, host, flen)) {
+			removed++;
+			continue;
+		}
+		if (fprintf(out, "%s\n", line) < 0) {
+			rc = err_sys(-EIO, "write %s", path);
+			break;
+		}
+	}
+	free(line);
+	return rc < 0 ? rc : removed;
+}
+
+int known_hosts_remove(const char *path, const char *host)
+{
+	char tmp[4200];
+	FILE *in = fopen(path, "re"), *out = NULL;
+	int rc, fd;
+
+	if (!in)
+		return errno == ENOENT ? 0 : err_sys(-errno, "cannot open known hosts %s", path);
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.new-XXXXXX", path) >= sizeof tmp) {
+		fclose(in);
+		return err_set(-ENAMETOOLONG, "%s: path too long", path);
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 || !(out = fdopen(fd, "w"))) {
+		rc = err_sys(-errno, "cannot create %s", tmp);
+		if (fd >= 0)
+			close(fd);
+		fclose(in);
+		return rc;
+	}
+	fchmod(fd, 0644);
+	rc = copy_except(in, out, host, path);
+	fclose(in);
+	if (fclose(out) != 0 && rc >= 0)
+		rc = err_sys(-errno, "write %s", tmp);
+	if (rc > 0 && rename(tmp, path) < 0)
+		rc = err_sys(-errno, "rename %s to %s", tmp, path);
+	if (rc <= 0 || access(tmp, F_OK) == 0)
+		unlink(tmp);
+	return rc;
+}
+
 int known_hosts_add(const char *path, const char *host, const uint8_t pub[KEY_LEN])
 {
 	char b64[KEY_B64_LEN + 1];

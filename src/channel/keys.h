@@ -48,5 +48,9 @@ enum known_host { KNOWN_HOST_OK = 0, KNOWN_HOST_UNKNOWN = 1, KNOWN_HOST_CHANGED 
 int known_hosts_check(const char *path, const char *host, const uint8_t pub[KEY_LEN]);
 /* Appends "HOST BASE64\n", creating the file (0644) and its directory (0700). */
 int known_hosts_add(const char *path, const char *host, const uint8_t pub[KEY_LEN]);
+/* Removes every line for `host` (ssh-keygen -R): the file is rewritten under
+ * a temporary name and renamed, so a crash leaves the old file or the new.
+ * Returns how many lines were removed (0 if none or no file), or <0. */
+int known_hosts_remove(const char *path, const char *host);
 
 #endif

@@ -15,6 +15,101 @@
 #include "cli/cli.h"
 #include "util/err.h"
 
+/* Declared here and in cmd_xfer.c until client.h may carry it. */
+
+/* --- strings from the peer --------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p, or 0 if it is not one (overlong,
+ * surrogate, beyond U+10FFFF, cut short) or encodes a C1 control
+ * (U+0080..U+009F, which some terminals obey like their 8-bit bytes). */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xc2 || p[0] == 0xe0)
+		lo = 0xa0;   /* C1 controls; overlong 3-byte forms */
+	else if (p[0] == 0xed)
+		hi = 0x9f;   /* surrogates */
+	else if (p[0] == 0xf0)
+		lo = 0x90;   /* overlong 4-byte forms */
+	else if (p[0] == 0xf4)
+		hi = 0x8f;   /* beyond U+10FFFF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	/* stops at the first bad byte, so a NUL ends the walk inside the string */
+	for (size_t i = 2; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static int plain_ascii(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f;
+}
+
+static int needs_quote(const unsigned char *p)
+{
+	if (*p == '"')
+		return 1;   /* it could pass for the quoted form of another string */
+	while (*p) {
+		size_t n = plain_ascii(*p) ? 1 : utf8_len(p);
+		if (!n)
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* Names, link targets, reasons and messages from the peer reach the terminal
+ * only through this: a file named "\e]0;...\a\e[2J" must not retitle the
+ * window, clear the screen or forge lines. A clean string (printable ASCII
+ * and valid UTF-8, so "café" stays readable) is returned as it is; any other
+ * is written into buf in double quotes with C0, DEL, C1 and bytes that are
+ * not valid UTF-8 as \xHH, and '"' and '\' escaped too, so the quoted form
+ * cannot be taken for a clean one. Cut short with "..." if buf is too small
+ * (cap >= 16). */
+const char *peer_quote(char *buf, size_t cap, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	if (!needs_quote(p))
+		return s;
+	buf[o++] = '"';
+	while (*p) {
+		size_t n = plain_ascii(*p) ? 1 : utf8_len(p);
+		int esc = !n || *p == '"' || *p == '\\';
+		size_t k = esc ? 4 : n;
+		if (o + k + 5 > cap) {   /* room for the piece, '"', "..." and the NUL */
+			memcpy(buf + o, "\"...", 4);
+			o += 4;
+			break;
+		}
+		if (esc) {
+			snprintf(buf + o, 5, "\\x%02x", *p);
+			n = 1;
+		} else {
+			memcpy(buf + o, p, n);
+		}
+		o += k;
+		p += n;
+	}
+	if (!*p)
+		buf[o++] = '"';
+	buf[o] = '\0';
+	return buf;
+}
+
 static int dial(const struct remote *r, int *fdp)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
@@ -76,8 +171,10 @@ static int check_host(const struct remote *r, const struct client_opts *o, const
 		return die_msg("%s", err_msg()), EXIT_LOCAL;
 	if (rc == KNOWN_HOST_CHANGED) {
 		die_msg("the host key of %s has CHANGED (now %s); someone may be intercepting the "
-			"connection, or the server's key was replaced. If you know why, remove its "
-			"line from %s. Refusing to connect.", r->display, fpr, kh);
+			"connection, or the server's key was replaced. If you know why, forget the old "
+			"key with 'ferry known-hosts --remove %s%s%s' and connect again. Refusing to "
+			"connect.", r->display, fpr, r->display, o->known_hosts ? " --known-hosts " : "",
+			o->known_hosts ? kh : "");
 		return EXIT_HOSTKEY;
 	}
 	if (rc == KNOWN_HOST_OK)
@@ -126,7 +223,9 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 				.payload_len = (size_t)hl, .timeout_ms = o->timeout_ms };
 	rc = chan_client(fd, &co, ch, &peer);
 	if (rc < 0) {
-		die_msg("%s: %s", r->display, err_msg());
+		char q[4 * MSG_MAX_TEXT + 8];   /* err_msg() holds at most 1023 bytes */
+		/* may carry the server's "FERRY/1 ERROR <reason>" */
+		die_msg("%s: %s", r->display, peer_quote(q, sizeof q, err_msg()));
 		if (rc == -ECONNREFUSED)   /* "FERRY/1 ERROR": busy, or too many failures */
 			return EXIT_REFUSED;
 		return rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PROTOCOL;
@@ -149,6 +248,73 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 static int refusal_code(uint16_t code)
 {
 	return code == REF_NOT_FOUND || code == REF_BAD_PATH ? EXIT_LOCAL : EXIT_REFUSED;
+}
+
+static const char *prot_name(int p)
+{
+	return p == PROT_ENCRYPT ? "encrypt" : p == PROT_INTEGRITY ? "integrity" : "none";
+}
+
+/* The ACCEPT may name a stronger level than asked, never a weaker one: a
+ * server (or whoever holds its key) answering "none" to "encrypt" would
+ * otherwise get a push's data in clear. Nothing but an ERROR is sent then. */
+static int check_accept(const struct remote *r, const struct m_request *rq,
+			const struct m_accept *acc, struct conn *c)
+{
+	char why[160];
+
+	if (acc->protection >= rq->protection)
+		return 0;
+	snprintf(why, sizeof why, "protection '%s' was asked for, the server answered '%s'",
+		 prot_name(rq->protection), prot_name(acc->protection));
+	die_msg("%s: protocol error: %s; refusing to continue with weaker protection",
+		r->display, why);
+	conn_fail(c, REF_PROTECTION, why);
+	return EXIT_PROTOCOL;
+}
+
+static void show_accept(const struct client_opts *o, const struct m_request *rq,
+			const struct m_accept *acc, const struct conn *c)
+{
+	char q[4 * MSG_MAX_NAME + 8];
+
+	if (!o->verbose)
+		return;
+	fprintf(stderr, "ferry: module '%s'%s%s, protection %s\n", rq->module,
+		acc->comment[0] ? ": " : "", peer_quote(q, sizeof q, acc->comment),
+		acc->protection != PROT_NONE ? prot_name(acc->protection) :
+		c->verify ? "none (whole-file hash checked)" : "none, unverified");
+}
+
+/* What the first answer to REQUEST means: 0 (ACCEPT, usable) or an exit
+ * code with the failure printed. Every peer string is quoted. */
+static int judge_answer(const struct remote *r, const struct client_opts *o,
+			const struct m_request *rq, int rc, const struct msg *m,
+			struct conn *c, struct m_accept *acc)
+{
+	char q[4 * MSG_MAX_TEXT + 8];
+
+	if (rc < 0) {
+		/* a peer's ERROR arrives as "peer reported: <reason>" */
+		die_msg("%s: %s", r->display, peer_quote(q, sizeof q, err_msg()));
+		return rc == -EBADMSG ? EXIT_STREAM : rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_SOCKET;
+	}
+	if (m->type == MSG_REFUSE) {
+		die_msg("%s refused: %s", r->display, peer_quote(q, sizeof q, m->u.refuse.reason));
+		return refusal_code(m->u.refuse.code);
+	}
+	if (m->type != MSG_ACCEPT) {
+		die_msg("%s: protocol error: expected ACCEPT, got %s", r->display,
+			msg_type_name(m->type));
+		return EXIT_PROTOCOL;
+	}
+	if ((rc = check_accept(r, rq, &m->u.accept, c)) != 0)
+		return rc;
+	*acc = m->u.accept;
+	conn_set_protection(c, acc->protection, rq->flags);
+	ratelimit_init(&c->rl, o->bwlimit);
+	show_accept(o, rq, acc, c);
+	return 0;
 }
 
 int client_open(const struct remote *r, const struct client_opts *o, const struct m_request *rq,
@@ -187,27 +353,7 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 		rc = conn_flush(c);
 	if (rc == 0)
 		rc = conn_recv(c, m);
-	if (rc < 0) {
-		die_msg("%s: %s", r->display, err_msg());
-		rc = rc == -EBADMSG ? EXIT_STREAM : rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_SOCKET;
-	} else if (m->type == MSG_REFUSE) {
-		die_msg("%s refused: %s", r->display, m->u.refuse.reason);
-		rc = refusal_code(m->u.refuse.code);
-	} else if (m->type != MSG_ACCEPT) {
-		die_msg("%s: protocol error: expected ACCEPT, got %s", r->display,
-			msg_type_name(m->type));
-		rc = EXIT_PROTOCOL;
-	} else {
-		*acc = m->u.accept;
-		conn_set_protection(c, acc->protection, rq->flags);
-		ratelimit_init(&c->rl, o->bwlimit);
-		if (o->verbose)
-			fprintf(stderr, "ferry: module '%s'%s%s, protection %s\n", rq->module,
-				acc->comment[0] ? ": " : "", acc->comment,
-				acc->protection == 2 ? "encrypt" :
-				acc->protection == 1 ? "integrity" :
-				c->verify ? "none (whole-file hash checked)" : "none, unverified");
-	}
+	rc = judge_answer(r, o, rq, rc, m, c, acc);
 	free(m);
 	if (rc) {
 		chan_free(ch);

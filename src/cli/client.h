@@ -24,4 +24,9 @@ struct client_opts {
 int client_open(const struct remote *r, const struct client_opts *o, const struct m_request *rq,
 		struct conn *c, struct m_accept *acc);
 
+/* A string from the peer, fit for the terminal: returned as it is when it is
+ * printable ASCII and valid UTF-8, else quoted into buf with control bytes,
+ * C1 and invalid UTF-8 as \xHH (cap >= 16). */
+const char *peer_quote(char *buf, size_t cap, const char *s);
+
 #endif

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "session/progress.h"
+#include "session/summary.h"
 #include "session/receiver.h"
 #include "session/sender.h"
 #include "util/config.h"
@@ -127,6 +128,9 @@ static int parse_opts(int argc, char **argv, struct xfer_cli *x)
 
 /* --- what the user sees ----------------------------------------------------- */
 
+/* In client.c (declared here until client.h may carry it): a peer string as
+ * it is when clean, else quoted with every control byte escaped. */
+
 struct view {
 	struct progress pg;
 	int verbose, quiet, live;
@@ -137,13 +141,16 @@ static void on_change(void *ctx, int kind, const char *path)
 	static const char *const tag[] = { "", "new", "update", "delete", "mkdir", "link",
 					    "attrs", "FAILED" };
 	struct view *v = ctx;
+	char q[4 * MSG_MAX_PATH + 8];
 
 	if (!v->verbose && kind != CHG_ERROR)
 		return;
 	if (v->quiet)
 		return;
 	progress_clear(&v->pg);
-	printf("%-7s %s\n", kind > 0 && kind <= CHG_ERROR ? tag[kind] : "?", path);
+	/* the path is the peer's (a push's CHANGE) or built from its names */
+	printf("%-7s %s\n", kind > 0 && kind <= CHG_ERROR ? tag[kind] : "?",
+	       peer_quote(q, sizeof q, path));
 	fflush(stdout);
 }
 
@@ -153,25 +160,32 @@ static void view_init(struct view *v, const struct xfer_cli *x)
 	v->verbose = x->co.verbose;
 	v->quiet = x->co.quiet;
 	v->live = !x->co.quiet && (x->progress || isatty(STDOUT_FILENO));
-	progress_init(&v->pg, stdout, v->live);
+	progress_init(&v->pg, stdout, v->live, 0, 0);
 }
 
 static int finish(struct view *v, const struct xfer_cli *x, int rc, const struct xfer_stats *st,
 		  const char *verb, const char *where)
 {
+	/* Both messages may be the peer's words: an ERROR's reason, RESULT's text. */
+	char q[4 * sizeof st->first_error + 8];
+
 	if (rc < 0) {
 		progress_clear(&v->pg);
-		die_msg("%s: %s", where, err_msg());
+		die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
 		if (rc == -ETIMEDOUT)
 			return EXIT_TIMEOUT;
 		return rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
 	}
 	if (!x->co.quiet && (v->live || x->co.verbose) && !(x->flags & REQ_DRY_RUN))
-		progress_summary(&v->pg, verb, st->files_sent, st->files_skipped, st->errors);
-	else
+	{
+		progress_end(&v->pg);
+		summary_line(stdout, &(struct summary){ .verb = verb, .st = st,
+			     .secs = progress_elapsed(&v->pg) });
+	} else
 		progress_clear(&v->pg);
 	if (st->errors) {
-		die_msg("%u file(s) failed; first: %s", st->errors, st->first_error);
+		die_msg("%u file(s) failed; first: %s", st->errors,
+			peer_quote(q, sizeof q, st->first_error));
 		return EXIT_PARTIAL;
 	}
 	return EXIT_OK;
@@ -365,15 +379,17 @@ static void mode_string(int type, uint32_t mode, char out[11])
 static void on_entry(void *ctx, int type, uint32_t mode, uint64_t size, int64_t mtime,
 		     const char *name, const char *target)
 {
-	char m[11], when[32];
+	char m[11], when[32], qn[4 * MSG_MAX_PATH + 8], qt[4 * MSG_MAX_PATH + 8];
 	time_t t = (time_t)mtime;
 	struct tm tm;
 
 	(void)ctx;
 	mode_string(type, mode, m);
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-	printf("%s %15llu %s %s%s%s\n", m, (unsigned long long)size, when, name,
-	       type == ENT_LNK ? " -> " : "", type == ENT_LNK ? target : "");
+	/* name and target are the server's bytes */
+	printf("%s %15llu %s %s%s%s\n", m, (unsigned long long)size, when,
+	       peer_quote(qn, sizeof qn, name), type == ENT_LNK ? " -> " : "",
+	       type == ENT_LNK ? peer_quote(qt, sizeof qt, target) : "");
 }
 
 int cmd_ls(int argc, char **argv)

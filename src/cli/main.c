@@ -21,6 +21,7 @@ static const struct command {
 	{ "pull", cmd_pull, "pull [OPTIONS] HOST:MODULE[/PATH] DEST" },
 	{ "ls", cmd_ls, "ls [OPTIONS] HOST:MODULE[/PATH]" },
 	{ "keygen", cmd_keygen, "keygen [-f FILE] [-C COMMENT] [--force]" },
+	{ "known-hosts", cmd_known_hosts, "known-hosts --remove HOST [--known-hosts FILE]" },
 	{ "version", cmd_version, "version" },
 	{ "help", cmd_help, "help" },
 };
@@ -72,11 +73,13 @@ static int cmd_help(int argc, char **argv)
 }
 
 /* `ferry push --help`, as rsync and scp users type it: the options end at
- * "--", after which "-h" could be a file name. */
+ * "--". As in rsync, -h alone is help, anywhere else --human-readable. */
 static int wants_help(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[2], "-h"))
+		return 1;
 	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+		if (!strcmp(argv[i], "--help"))
 			return 1;
 	return 0;
 }

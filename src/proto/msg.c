@@ -140,6 +140,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.result.bytes = rd_u64(r);
 		m->u.result.uptodate = rd_u64(r);
 		m->u.result.kept = rd_u64(r);
+		m->u.result.deleted = rd_u64(r);
 		rd_str(r, m->u.result.message, MSG_MAX_TEXT);
 		break;
 	default:
@@ -247,6 +248,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u64(w, m->u.result.bytes);
 		wr_u64(w, m->u.result.uptodate);
 		wr_u64(w, m->u.result.kept);
+		wr_u64(w, m->u.result.deleted);
 		wr_str(w, m->u.result.message);
 		break;
 	default:

@@ -114,10 +114,11 @@ struct m_change { uint8_t kind; char path[MSG_MAX_PATH + 1]; };
 struct m_end { uint32_t errors; char message[MSG_MAX_TEXT + 1]; };
 /* RESULT: what the receiver did. files/bytes: committed (renamed into
  * place); uptodate: compared and found equal; kept: left as they were by
- * -u, --existing or --ignore-existing; errors: every failure once. */
+ * -u, --existing or --ignore-existing; deleted: by --delete; errors: every
+ * failure once. */
 struct m_result {
 	uint32_t errors;
-	uint64_t files, bytes, uptodate, kept;
+	uint64_t files, bytes, uptodate, kept, deleted;
 	char message[MSG_MAX_TEXT + 1];
 };
 

@@ -5,12 +5,14 @@
 
 #include "util/ratelimit.h"
 
-void progress_init(struct progress *p, FILE *out, int live)
+void progress_init(struct progress *p, FILE *out, int live, int mode, int human)
 {
 	memset(p, 0, sizeof *p);
 	p->out = out;
 	p->live = live;
-	p->start = now_monotonic();
+	p->mode = mode;
+	p->human = human;
+	p->start = p->rate_at = now_monotonic();
 }
 
 void progress_totals(struct progress *p, uint64_t files, uint64_t bytes)
@@ -19,14 +21,106 @@ void progress_totals(struct progress *p, uint64_t files, uint64_t bytes)
 	p->total_bytes = bytes;
 }
 
-static void fmt_eta(char *buf, size_t n, double secs)
+double progress_elapsed(const struct progress *p)
 {
-	if (secs < 0 || secs > 99 * 3600) {
+	return now_monotonic() - p->start;
+}
+
+const char *progress_eta(char *buf, size_t n, double secs)
+{
+	if (!(secs >= 0) || secs > 99 * 3600) {
 		snprintf(buf, n, "--:--:--");
-		return;
+		return buf;
 	}
-	unsigned s = (unsigned)secs;
+	unsigned s = (unsigned)(secs + 0.5);
 	snprintf(buf, n, "%u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
+	return buf;
+}
+
+const char *progress_size(char *buf, size_t n, uint64_t bytes, int human)
+{
+	static const char unit[] = "KMGTPE";
+	double v = (double)bytes, base = human >= 2 ? 1024.0 : 1000.0;
+	int u = -1;
+
+	if (!human) {
+		snprintf(buf, n, "%.1f MB", v / 1e6);
+		return buf;
+	}
+	while (v >= base && u < 5) {
+		v /= base;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, n, "%llu", (unsigned long long)bytes);
+	else
+		snprintf(buf, n, "%.1f%c%s", v, unit[u], human >= 2 ? "i" : "");
+	return buf;
+}
+
+/* A rate weighted toward the last few seconds (the weight dt/(dt+3) is
+ * close to an exponential average with a 3 s time constant, without libm). */
+static void sample_rate(struct progress *p, double t)
+{
+	double dt = t - p->rate_at;
+	if (dt < 0.25)
+		return;
+	double inst = (double)(p->moved_bytes - p->rate_bytes) / dt;
+	double w = dt / (dt + 3.0);
+	p->rate = p->rate_bytes || p->rate > 0 ? p->rate + w * (inst - p->rate) : inst;
+	p->rate_at = t;
+	p->rate_bytes = p->moved_bytes;
+}
+
+static unsigned pct(uint64_t done, uint64_t total)
+{
+	if (!total)
+		return 100;
+	return done >= total ? 100 : (unsigned)(100.0 * (double)done / (double)total);
+}
+
+static double eta_of(const struct progress *p, uint64_t left)
+{
+	return p->rate > 0 ? (double)left / p->rate : -1;
+}
+
+static void draw_file(struct progress *p)
+{
+	char size[24], eta[16], teta[16], total[40] = "";
+	const char *name = p->file;
+	size_t len = strlen(name);
+
+	/* An 80-column line: the name is cut on the left. */
+	if (len > 22)
+		name += len - 22;
+	if (p->total_bytes) {
+		uint64_t left = p->total_bytes > p->done_bytes ? p->total_bytes - p->done_bytes : 0;
+		snprintf(total, sizeof total, " (total %u%%, ETA %s)",
+			 pct(p->done_bytes, p->total_bytes), progress_eta(teta, sizeof teta, eta_of(p, left)));
+	}
+	uint64_t fleft = p->file_size > p->file_done ? p->file_size - p->file_done : 0;
+	fprintf(p->out, "\r\033[K%-22s %9s %3u%% %6.1f MB/s %s%s", name,
+		progress_size(size, sizeof size, p->file_done, p->human),
+		pct(p->file_done, p->file_size), p->rate / 1e6,
+		progress_eta(eta, sizeof eta, eta_of(p, fleft)), total);
+}
+
+static void draw_whole(struct progress *p)
+{
+	char size[24], eta[16], pc[8] = "  ?%", chk[48] = "";
+	uint64_t left = p->total_bytes > p->done_bytes ? p->total_bytes - p->done_bytes : 0;
+
+	if (p->total_bytes || p->total_files)
+		snprintf(pc, sizeof pc, "%3u%%", pct(p->done_bytes, p->total_bytes));
+	if (p->total_files)
+		snprintf(chk, sizeof chk, " (xfr#%llu, to-chk=%llu/%llu)",
+			 (unsigned long long)p->files_done,
+			 (unsigned long long)(p->total_files > p->files_checked ?
+					      p->total_files - p->files_checked : 0),
+			 (unsigned long long)p->total_files);
+	fprintf(p->out, "\r\033[K%12s %s %6.1f MB/s %s%s",
+		progress_size(size, sizeof size, p->done_bytes, p->human), pc, p->rate / 1e6,
+		progress_eta(eta, sizeof eta, p->total_bytes ? eta_of(p, left) : -1), chk);
 }
 
 static void draw(struct progress *p, int force)
@@ -35,23 +129,11 @@ static void draw(struct progress *p, int force)
 	if (!p->live || (!force && t - p->last_draw < 0.1))
 		return;
 	p->last_draw = t;
-	double el = t - p->start;
-	double rate = el > 0 ? (double)p->moved_bytes / el : 0;
-	char eta[16], pct[16] = "";
-	double left = p->total_bytes > p->done_bytes ? (double)(p->total_bytes - p->done_bytes) : 0;
-	fmt_eta(eta, sizeof eta, rate > 0 ? left / rate : -1);
-	if (p->total_bytes)
-		snprintf(pct, sizeof pct, "%3u%%",
-			 (unsigned)(100.0 * (double)p->done_bytes / (double)p->total_bytes));
+	sample_rate(p, t);
+	if (p->mode & PROGRESS_WHOLE)
+		draw_whole(p);
 	else
-		snprintf(pct, sizeof pct, "  ?%%");
-	/* Keep the line short enough for an 80-column terminal: the name is cut on the left. */
-	const char *name = p->file;
-	size_t len = strlen(name);
-	if (len > 32)
-		name += len - 32;
-	fprintf(p->out, "\r\033[K%-32s %10.1f MB %8.1f MB/s %s ETA %s", name,
-		(double)p->done_bytes / 1e6, rate / 1e6, pct, eta);
+		draw_file(p);
 	fflush(p->out);
 	p->drawn = 1;
 }
@@ -75,12 +157,14 @@ void progress_bytes(struct progress *p, uint64_t n)
 void progress_skip(struct progress *p, uint64_t n)
 {
 	p->done_bytes += n;
+	p->files_checked++;
 	draw(p, 0);
 }
 
 void progress_file_done(struct progress *p)
 {
 	p->files_done++;
+	p->files_checked++;
 	draw(p, 0);
 }
 
@@ -93,18 +177,16 @@ void progress_clear(struct progress *p)
 	}
 }
 
-void progress_summary(struct progress *p, const char *verb, uint64_t files, uint64_t skipped,
-		      uint64_t errors)
+void progress_end(struct progress *p)
 {
-	double el = now_monotonic() - p->start;
-	if (p->live) {
-		draw(p, 1);
-		fputc('\n', p->out);
+	if (!p->live)
+		return;
+	if (p->moved_bytes && !(p->rate > 0)) {
+		double el = progress_elapsed(p);
+		p->rate = el > 0 ? (double)p->moved_bytes / el : 0;
 	}
-	fprintf(p->out, "%s %llu files (%llu up to date), %.1f MB in %.2f s, %.1f MB/s%s\n", verb,
-		(unsigned long long)files, (unsigned long long)skipped,
-		(double)p->moved_bytes / 1e6, el,
-		el > 0 ? (double)p->moved_bytes / 1e6 / el : 0.0,
-		errors ? ", with errors" : "");
+	draw(p, 1);
+	fputc('\n', p->out);
 	fflush(p->out);
+	p->drawn = 0;
 }

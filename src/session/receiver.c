@@ -322,7 +322,9 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	snprintf(r->cur, sizeof r->cur, "%s", db->path);
 	r->in_listing = 1;
 	local_clear(r);
-	if ((r->o->flags & REQ_DELETE) && !(db->flags & DIRB_SYNTHETIC) && r->cur_fd >= 0)
+	/* single-file mode lists the parent of what was named: never mirrored */
+	if ((r->o->flags & REQ_DELETE) && !(db->flags & DIRB_SYNTHETIC) && !r->single &&
+	    r->cur_fd >= 0)
 		local_read(r, db->path[0] ? db->path : ".");
 	return 0;
 }
@@ -740,6 +742,7 @@ static int finish(struct receiver *r)
 	m.u.result.bytes = r->st->bytes_committed;
 	m.u.result.uptodate = r->st->files_skipped;
 	m.u.result.kept = r->st->files_kept;
+	m.u.result.deleted = r->st->deleted;
 	snprintf(m.u.result.message, sizeof m.u.result.message, "%s", r->st->first_error);
 	int rc = conn_send(r->c, &m);
 	return rc < 0 ? rc : conn_flush(r->c);

@@ -10,6 +10,14 @@ static const char *prog_name = "ferry";
 static int cur_level = LOG_WARN;
 static int to_syslog;
 static char prefix[128];
+static void (*before_fn)(void *);
+static void *before_ctx;
+
+void log_set_before(void (*fn)(void *), void *ctx)
+{
+	before_fn = fn;
+	before_ctx = ctx;
+}
 
 void log_init(const char *prog, int level, int use_syslog)
 {
@@ -45,5 +53,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 		syslog(sysprio[lvl], "%s%s%s", prefix, prefix[0] ? " " : "", line);
 		return;
 	}
+	if (before_fn)
+		before_fn(before_ctx);
 	fprintf(stderr, "%s: %s%s%s\n", prog_name, prefix, prefix[0] ? " " : "", line);
 }

@@ -8,6 +8,9 @@ enum log_level { LOG_ERR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 void log_init(const char *prog, int level, int use_syslog);
 void log_set_prefix(const char *prefix);   /* e.g. "[pid 123 127.0.0.1]" in the daemon */
 int log_level(void);
+/* Called before a line goes to stderr: the client clears its progress line,
+ * so that an error never lands on top of it. */
+void log_set_before(void (*fn)(void *), void *ctx);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_err(...)   log_msg(LOG_ERR, __VA_ARGS__)

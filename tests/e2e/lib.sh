@@ -63,6 +63,7 @@ write_config() {
 # waits until it listens; sets SERVER_PID and PORT.
 start_server() {
   [ -f "$T/ferry.conf" ] || write_config
+  : > "$T/server.log"   # a restart must not read the old server's port
   # shellcheck disable=SC2086
   FERRY_HOME=$T/serverhome $FERRY_SERVER serve --config "$T/ferry.conf" -v "$@" \
     > "$T/server.out" 2> "$T/server.log" &
@@ -165,3 +166,76 @@ stop_proxy() {
   PROXY_PID=
 }
 purl() { echo "ferry://127.0.0.1:$PPORT/$1"; }
+
+# The malicious server (tests/tools/ferry-evil.c, mode serve): one connection,
+# a script of crafted messages (see the tool's header for the language), its
+# output in $T/evil.out. start_evil_server SCRIPTFILE sets EPID and EPORT;
+# the environment (EVIL_REFUSE, EVIL_ACCEPT_PROT, EVIL_TIMEOUT, ...) is the
+# caller's. Its host key is made once; ferry_e keeps it in its own
+# known-hosts file so it never clashes with the real server's key.
+EPID=
+EPORT=
+start_evil_server() {
+  if [ ! -f "$T/evilhost_key" ]; then
+    # shellcheck disable=SC2086
+    $FERRY_CLIENT keygen -f "$T/evilhost_key" -C evil-host > /dev/null 2>&1 ||
+      fail "keygen of the evil host key failed"
+  fi
+  if [ -z "${EVIL_TRAP:-}" ]; then
+    EVIL_TRAP=1
+    trap cleanup_with_evil EXIT
+  fi
+  : > "$T/evil.out"
+  "$FERRY_TOOLS/ferry-evil" serve "$T/evilhost_key" "$1" > "$T/evil.out" 2> "$T/evil.err" &
+  EPID=$!
+  for _ in $(seq 1 200); do
+    EPORT=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$T/evil.out")
+    [ -n "$EPORT" ] && return 0
+    kill -0 "$EPID" 2> /dev/null || { cat "$T/evil.err" >&2; EPID=; fail "ferry-evil serve did not start"; }
+    sleep 0.05
+  done
+  fail "ferry-evil serve did not report its port"
+}
+
+# stop_evil_server: waits (up to ~12 s: it waits 10 s for a client to close)
+# for the evil server to finish, else kills it; its exit code in $ERC.
+stop_evil_server() {
+  ERC=
+  [ -n "$EPID" ] || return 0
+  for _ in $(seq 1 240); do
+    kill -0 "$EPID" 2> /dev/null || break
+    sleep 0.05
+  done
+  kill "$EPID" 2> /dev/null || true
+  ERC=0
+  wait "$EPID" 2> /dev/null || ERC=$?
+  EPID=
+}
+
+# lib.sh's cleanup, after the evil server is gone (its output shown on failure).
+cleanup_with_evil() {
+  local rc=$?
+  set +e
+  if [ -n "$EPID" ]; then
+    kill "$EPID" 2> /dev/null
+    wait "$EPID" 2> /dev/null
+    EPID=
+  fi
+  if [ "$rc" != 0 ] && [ -s "$T/evil.out" ]; then
+    echo "--- ferry-evil output (last 20 lines) ---" >&2
+    tail -n 20 "$T/evil.out" | cat -v >&2
+  fi
+  (exit "$rc")
+  cleanup
+}
+
+# eurl MODULE[/PATH]: a URL of the evil server.
+eurl() { echo "ferry://127.0.0.1:$EPORT/$1"; }
+
+# ferry_e ARGS...: ferry_c against the evil server (its own known-hosts file).
+ferry_e() {
+  local cmd=$1; shift
+  # shellcheck disable=SC2086
+  $FERRY_CLIENT "$cmd" -i "$T/clienthome/id_ferry" --known-hosts "$T/evil_known_hosts" \
+    --accept-new "$@"
+}
