@@ -3,6 +3,7 @@
  * (ru_maxrss, KiB) to OUTFILE, and exits as CMD did (128 + the signal when
  * it was killed), so a test can bound a command's memory without GNU time. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -18,6 +19,16 @@ static int write_rss(const char *path, long kib)
 		return -errno;
 	fprintf(f, "%ld\n", kib);
 	return fclose(f) == 0 ? 0 : -errno;
+}
+
+static volatile pid_t child = -1;
+
+/* A test stops the daemon through this wrapper: pass the signal on, so the
+ * child exits its own way and is still waited for. */
+static void forward(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
 }
 
 int main(int argc, char **argv)
@@ -39,6 +50,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ferry-maxrss: %s: %s\n", argv[2], strerror(errno));
 		_exit(127);   /* the shell's "command not found" */
 	}
+	child = pid;
+	struct sigaction sa = { .sa_handler = forward };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	while ((w = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR)
 		;
 	if (w < 0) {
