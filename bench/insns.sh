@@ -137,7 +137,7 @@ run_case() {  # run_case TOOL DIR MB -> total guest insns of the server tree
             [ "$dir" = push ] && cli=(rsync -a "$D/src/$f" "rsync://127.0.0.1:$P_RSYNC/bench/srv/x/") ||
               cli=(rsync -a "rsync://127.0.0.1:$P_RSYNC/bench/src/$f" "$D/cli/x/") ;;
     ferry-*) srv=("$FERRY_MIPSEL" serve --config "$T/ferry.conf")
-      o=(-q -i "$T/id" --known-hosts "$T/known_hosts" --accept-new)
+      o=(-q --identity "$T/id" --known-hosts "$T/known_hosts" --accept-new)
       case $tool in
         ferry-chacha) o+=(--protection encrypt --cipher chachapoly) ;;
         ferry-enc) o+=(--protection encrypt) ;;

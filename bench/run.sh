@@ -384,7 +384,7 @@ client_cmd() {
   case $tool in
     ferry-*)
       u=ferry://$h:$P_FERRY/bench
-      o=(-q -i "$K/ferry_id" --known-hosts "$K/ferry_known_hosts" --accept-new)
+      o=(-q --identity "$K/ferry_id" --known-hosts "$K/ferry_known_hosts" --accept-new)
       case $tool in
         ferry-enc) o+=(--protection encrypt) ;;
         ferry-chacha) o+=(--protection encrypt --cipher chachapoly) ;;

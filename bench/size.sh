@@ -163,7 +163,7 @@ three_pushes() {
   for i in "${pids[@]}"; do wait "$i" || return 1; done
 }
 URL=ferry://127.0.0.1:$PORT/default
-COMMON=(-i "$T/id" --known-hosts "$T/known_hosts" --accept-new -q)
+COMMON=(--identity "$T/id" --known-hosts "$T/known_hosts" --accept-new -q)
 ok=1
 LIMIT=8192 WHAT="$MB MiB"
 serve_peak push "$NATIVE" push "${COMMON[@]}" "$T/data" "$URL/" || ok=0

@@ -19,6 +19,36 @@
 
 static uint64_t test_rekey_interval;
 
+/* How much must move for a wait's deadline to start over (see struct pace). */
+#define PACE_UNIT 65536u
+
+/* The deadline of one wait for the peer. It is set when the wait first
+ * blocks and starts over only once PACE_UNIT bytes have moved since, never
+ * on a single byte: a peer that trickles a byte now and then is cut after
+ * the timeout, while one that moves 64 KiB per timeout (218 B/s at the
+ * daemon's default of 300 s) never is. A record is at most about PACE_UNIT
+ * bytes, so every record must arrive whole within the timeout. */
+struct pace {
+	int64_t deadline;   /* 0: not waiting yet */
+	size_t moved;       /* bytes since the deadline was set */
+};
+
+static int64_t pace_deadline(const struct channel *c, struct pace *p)
+{
+	if (!p->deadline) {
+		p->deadline = io_deadline(c->timeout_ms);
+		p->moved = 0;
+	}
+	return p->deadline;
+}
+
+static void pace_moved(struct pace *p, size_t n)
+{
+	p->moved += n;
+	if (p->moved >= PACE_UNIT)
+		p->deadline = 0;
+}
+
 void chan_test_set_rekey_interval(uint64_t n)
 {
 	test_rekey_interval = n;
@@ -168,7 +198,7 @@ static ssize_t in_read_once(struct channel *c)
 
 int chan_flush(struct channel *c)
 {
-	int64_t deadline = 0;
+	struct pace pc = { 0 };
 	short rev;
 	int rc;
 
@@ -177,7 +207,7 @@ int chan_flush(struct channel *c)
 		if (n > 0) {
 			c->out_off += (size_t)n;
 			c->st.bytes_out += (uint64_t)n;
-			deadline = 0;
+			pace_moved(&pc, (size_t)n);
 			continue;
 		}
 		if (n != -EAGAIN)
@@ -189,14 +219,16 @@ int chan_flush(struct channel *c)
 		short ev = POLLOUT;
 		if (!c->eof && !c->error && c->in_w < c->in_lim)
 			ev |= POLLIN;
-		if (!deadline)
-			deadline = io_deadline(c->timeout_ms);
-		if ((rc = io_wait(c->fd, ev, deadline, &rev, "channel")) < 0)
+		if ((rc = io_wait(c->fd, ev, pace_deadline(c, &pc), &rev, "channel")) < 0)
 			return rc;
+		/* Bytes the peer sends meanwhile count as progress too: it may be
+		 * flushing to us before it reads. */
 		if ((ev & POLLIN) && (rev & (POLLIN | POLLHUP | POLLERR))) {
-			if ((rc = (int)in_read_once(c)) < 0 && rc != -EAGAIN)
-				return rc;
-			deadline = 0;
+			ssize_t got = in_read_once(c);
+			if (got < 0 && got != -EAGAIN)
+				return (int)got;
+			if (got > 0)
+				pace_moved(&pc, (size_t)got);
 		}
 	}
 	c->out_off = c->out_len = 0;
@@ -212,10 +244,11 @@ static int out_reserve(struct channel *c)
 }
 
 /* Waits for more input (flushing our own output first: the peer may be
- * waiting for it before it answers). 0, or -EPIPE at EOF, or <0. */
-static int in_fill(struct channel *c)
+ * waiting for it before it answers), under the caller's pace: the caller
+ * keeps it for everything it waits for (a whole record), so the deadline is
+ * not renewed by each read. 0, or -EPIPE at EOF, or <0. */
+static int in_fill(struct channel *c, struct pace *pc)
 {
-	int64_t deadline;
 	short rev;
 	int rc;
 	ssize_t n;
@@ -224,18 +257,19 @@ static int in_fill(struct channel *c)
 		return rc;
 	if (c->eof)
 		return -EPIPE;
-	deadline = io_deadline(c->timeout_ms);
 	for (;;) {
 		n = in_read_once(c);
-		if (n > 0)
+		if (n > 0) {
+			pace_moved(pc, (size_t)n);
 			return 0;
+		}
 		if (n == 0)
 			return -EPIPE;
 		if (n != -EAGAIN)
 			return (int)n;
 		if (c->in_w >= c->in_lim)
 			return err_set(-ENOBUFS, "channel: input buffer full");
-		if ((rc = io_wait(c->fd, POLLIN, deadline, &rev, "channel")) < 0)
+		if ((rc = io_wait(c->fd, POLLIN, pace_deadline(c, pc), &rev, "channel")) < 0)
 			return rc;
 	}
 }
@@ -243,6 +277,7 @@ static int in_fill(struct channel *c)
 /* Next record at level prot, opened in place. */
 static int next_record(struct channel *c, enum protection prot, uint8_t **p, size_t *len)
 {
+	struct pace pc = { 0 };   /* one deadline for the whole record */
 	size_t used = 0;
 	int rc;
 
@@ -263,7 +298,7 @@ static int next_record(struct channel *c, enum protection prot, uint8_t **p, siz
 		 * records wait moved every byte once more (measured: 100% of a
 		 * 64 MiB push went through memmove). */
 		in_compact(c, 0);
-		rc = in_fill(c);
+		rc = in_fill(c, &pc);
 		if (rc == -EPIPE) {
 			if (c->in_r == c->in_w)
 				return err_set(-EPIPE, "channel: connection closed by the peer");
@@ -380,9 +415,16 @@ int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n)
 		return err_set(c->error, "channel: unusable after an earlier error");
 	c->live = 0;
 	c->in_lim = CHAN_INBUF;
-	while (c->in_r == c->in_w) {
-		in_compact(c, 0);   /* nothing unread: this only rewinds */
-		rc = in_fill(c);
+	/* Raw data has no records: a unit of up to PACE_UNIT bytes (what the
+	 * peer announced is sure to come) takes the place of one, so a peer
+	 * cannot hold the session by sending the data a byte at a time. */
+	size_t unit = max < PACE_UNIT ? max : PACE_UNIT;
+	struct pace pc = { 0 };
+	while (c->in_w - c->in_r < unit) {
+		in_compact(c, 0);   /* nothing live: rewinds, or moves less than a unit */
+		rc = in_fill(c, &pc);
+		if (rc == -EPIPE && c->in_w > c->in_r)
+			break;   /* hand over what came; the next call reports the EOF */
 		if (rc == -EPIPE)
 			return err_set(-EPROTO, "channel: connection closed in the middle of file data");
 		if (rc < 0)
@@ -402,7 +444,7 @@ int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n)
 static int send_raw_file(struct channel *c, int fd, off_t *off, size_t len)
 {
 	int flags = fcntl(c->fd, F_GETFL), rc = 0;
-	int64_t deadline = 0;
+	struct pace pc = { 0 };
 	short rev;
 
 	if (flags < 0)
@@ -414,7 +456,7 @@ static int send_raw_file(struct channel *c, int fd, off_t *off, size_t len)
 		if (n > 0) {
 			len -= (size_t)n;
 			c->st.bytes_out += (uint64_t)n;
-			deadline = 0;
+			pace_moved(&pc, (size_t)n);
 			continue;
 		}
 		if (n == 0) {
@@ -429,15 +471,16 @@ static int send_raw_file(struct channel *c, int fd, off_t *off, size_t len)
 		}
 		in_compact(c, 1);
 		short ev = POLLOUT | ((!c->eof && c->in_w < c->in_lim) ? POLLIN : 0);
-		if (!deadline)
-			deadline = io_deadline(c->timeout_ms);
-		if ((rc = io_wait(c->fd, ev, deadline, &rev, "channel")) < 0)
+		if ((rc = io_wait(c->fd, ev, pace_deadline(c, &pc), &rev, "channel")) < 0)
 			break;
 		if ((ev & POLLIN) && (rev & (POLLIN | POLLHUP | POLLERR))) {
-			if ((rc = (int)in_read_once(c)) < 0 && rc != -EAGAIN)
+			ssize_t got = in_read_once(c);
+			if (got < 0 && got != -EAGAIN) {
+				rc = (int)got;
 				break;
-			rc = 0;
-			deadline = 0;
+			}
+			if (got > 0)
+				pace_moved(&pc, (size_t)got);
 		}
 	}
 	if (!(flags & O_NONBLOCK))
@@ -509,9 +552,22 @@ static int splice_pipe(struct channel *c)
 	return 0;
 }
 
+/* What one chan_data_splice call waits for: up to PACE_UNIT bytes, but no
+ * more than the pipe holds (a pipe can be as small as one page when the
+ * user's pipe quota is used up: waiting to fill more would never end). */
+static size_t splice_unit(const struct channel *c, size_t want)
+{
+	int cap = fcntl(c->pipe[1], F_GETPIPE_SZ);
+	size_t unit = want < PACE_UNIT ? want : PACE_UNIT;
+
+	if (cap > 0 && (size_t)cap < unit)
+		unit = (size_t)cap;
+	return unit ? unit : 1;
+}
+
 int chan_data_splice(struct channel *c, int fd, size_t max, size_t *moved)
 {
-	int64_t deadline = 0;
+	struct pace pc = { 0 };
 	short rev;
 	int rc;
 
@@ -533,24 +589,37 @@ int chan_data_splice(struct channel *c, int fd, size_t max, size_t *moved)
 	if ((rc = splice_pipe(c)) < 0)
 		return rc;
 	size_t want = max < (1u << 20) ? max : (1u << 20);
+	size_t unit = splice_unit(c, want), got = 0;
 	ssize_t n;
-	for (;;) {
-		n = splice(c->fd, NULL, c->pipe[1], NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n > 0)
-			break;
+	/* As chan_data_recv: a unit, not a byte, must arrive within the timeout. */
+	while (got < unit) {
+		n = splice(c->fd, NULL, c->pipe[1], NULL, want - got, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			got += (size_t)n;
+			pace_moved(&pc, (size_t)n);
+			continue;
+		}
 		if (n == 0) {
 			c->eof = 1;
+			if (got)
+				break;   /* write out what came; the next call reports the EOF */
 			return err_set(-EPROTO, "channel: connection closed in the middle of file data");
 		}
 		if (errno == EINTR)
 			continue;
-		if (errno != EAGAIN)
-			return err_sys(-errno, "channel: splice from the socket");
-		if (!deadline)
-			deadline = io_deadline(c->timeout_ms);
-		if ((rc = io_wait(c->fd, POLLIN, deadline, &rev, "channel")) < 0)
+		if (errno != EAGAIN) {
+			rc = err_sys(-errno, "channel: splice from the socket");
+			if (got)
+				c->error = -EIO;
 			return rc;
+		}
+		if ((rc = io_wait(c->fd, POLLIN, pace_deadline(c, &pc), &rev, "channel")) < 0) {
+			if (got)
+				c->error = -EIO;   /* stream bytes stranded in the pipe */
+			return rc;
+		}
 	}
+	n = (ssize_t)got;
 	c->st.bytes_in += (uint64_t)n;
 	for (ssize_t left = n; left > 0;) {
 		ssize_t w = splice(c->pipe[0], NULL, fd, NULL, (size_t)left, SPLICE_F_MOVE);

@@ -69,7 +69,10 @@ int chan_have_hw_aes(void);
 
 /* Default: PROT_ENCRYPT. Both sides must agree; set after the hellos. */
 void chan_set_data_protection(struct channel *c, enum protection p);
-/* I/O deadline for every later read/write that waits; 0 = none. */
+/* I/O timeout for every later wait; 0 = none. It is not an idle timer that
+ * any byte restarts: a record being received, a unit of up to 64 KiB of raw
+ * file data, and each 64 KiB of a flush must arrive or leave whole within
+ * it (so the slowest peer that is never cut moves 64 KiB per timeout). */
 void chan_set_timeout(struct channel *c, int timeout_ms);
 
 /* Control messages: one message = one transport record, len <= CHAN_MAX_PLAIN.

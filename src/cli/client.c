@@ -13,6 +13,7 @@
 
 #include "channel/keys.h"
 #include "cli/cli.h"
+#include "util/config.h"
 #include "util/err.h"
 
 /* Declared here and in cmd_xfer.c until client.h may carry it. */
@@ -110,9 +111,10 @@ const char *peer_quote(char *buf, size_t cap, const char *s)
 	return buf;
 }
 
-static int dial(const struct remote *r, int *fdp)
+static int dial(const struct remote *r, int family, int *fdp)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo hints = { .ai_family = family == 4 ? AF_INET : family == 6 ? AF_INET6 :
+					       AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *res, *ai;
 	char port[8];
 	int fd = -1, e = 0;
@@ -286,6 +288,22 @@ static void show_accept(const struct client_opts *o, const struct m_request *rq,
 		c->verify ? "none (whole-file hash checked)" : "none, unverified");
 }
 
+/* "HOST:7883/backup" reads as module "7883" on the default port; when the
+ * server has no such module, say what was understood and what to write. */
+static const char *number_hint(const char *module, uint16_t code)
+{
+	static char hint[200];
+
+	size_t n = strlen(module);
+
+	if (code != REF_UNKNOWN_MODULE || !n || n > 5 || strspn(module, "0123456789") != n)
+		return "";
+	snprintf(hint, sizeof hint, " (HOST:%.5s/... names module '%.5s' on port %u; for port %.5s "
+		 "write ferry://HOST:%.5s/MODULE or --port %.5s)", module, module, FERRY_DEFAULT_PORT,
+		 module, module, module);
+	return hint;
+}
+
 /* What the first answer to REQUEST means: 0 (ACCEPT, usable) or an exit
  * code with the failure printed. Every peer string is quoted. */
 static int judge_answer(const struct remote *r, const struct client_opts *o,
@@ -300,7 +318,8 @@ static int judge_answer(const struct remote *r, const struct client_opts *o,
 		return rc == -EBADMSG ? EXIT_STREAM : rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_SOCKET;
 	}
 	if (m->type == MSG_REFUSE) {
-		die_msg("%s refused: %s", r->display, peer_quote(q, sizeof q, m->u.refuse.reason));
+		die_msg("%s refused: %s%s", r->display, peer_quote(q, sizeof q, m->u.refuse.reason),
+			number_hint(rq->module, m->u.refuse.code));
 		return refusal_code(m->u.refuse.code);
 	}
 	if (m->type != MSG_ACCEPT) {
@@ -331,7 +350,7 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 		free(m);
 		return rc;
 	}
-	if (dial(r, &fd) < 0) {
+	if (dial(r, o->family, &fd) < 0) {
 		keys_wipe(&kp);
 		free(m);
 		return die_msg("%s", err_msg()), EXIT_SOCKET;

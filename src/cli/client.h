@@ -17,6 +17,7 @@ struct client_opts {
 	int verbose, quiet;
 	int timeout_ms;
 	uint64_t bwlimit;          /* bytes/s */
+	int family;                /* -4 / -6: 4 or 6; 0 = either */
 };
 
 /* Connects and authenticates; on success c->ch is set and the server's

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "channel/keys.h"
 #include "cli/daemon.h"
+#include "util/config.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -44,6 +46,49 @@ static int embedded_config(const struct serve_args *a, struct ferry_config *cfg)
 	return config_parse(text, (size_t)n, "(command line)", cfg);
 }
 
+/* A module nobody can use is a mistake worth stopping for, unless it says it
+ * is closed ("authorized keys = none"). The list is read once now, so a bad
+ * line is an error at start, not at the first client. */
+static int check_keys(const struct serve_args *a, const struct ferry_config *cfg,
+		      const struct module_cfg *m)
+{
+	static const uint8_t nobody[KEY_LEN];
+	const char *keys = m->authorized_keys ? m->authorized_keys : cfg->global.authorized_keys;
+	const char *where = a->config ? a->config : "(command line)";
+
+	if (!keys)
+		return err_set(-EINVAL, "%s:%d: module '%s' has no authorized keys, so no client "
+			       "could use it: set 'authorized keys = FILE' (or 'authorized keys = none' "
+			       "for a module closed on purpose)", where, m->line, m->name);
+	if (!strcmp(keys, "none"))
+		return 0;
+	if (keys_authorized(keys, nobody) < 0) {
+		char why[600];
+		snprintf(why, sizeof why, "%s", err_msg());   /* err_set writes where err_msg reads */
+		return err_set(-EINVAL, "%s:%d: module '%s': %s%s", where, m->line, m->name, why,
+			       a->config ? "" : " (put the clients' public keys there: 'ferry keygen' "
+			       "prints one)");
+	}
+	return 0;
+}
+
+/* One default for `ferry serve DIR` and `ferry serve --config FILE`, so that
+ * moving from one to the other keeps the host key (clients would otherwise
+ * see it CHANGED): host_key in ferry's directory. A host_key next to the
+ * config file, where older versions put it, is still used. */
+static int default_host_key(const struct serve_args *a, char *out, size_t cap)
+{
+	const char *slash = a->config ? strrchr(a->config, '/') : NULL;
+
+	if (a->config) {
+		int n = slash ? snprintf(out, cap, "%.*s/host_key", (int)(slash - a->config), a->config)
+			      : snprintf(out, cap, "host_key");
+		if (n > 0 && (size_t)n < cap && access(out, F_OK) == 0)
+			return 0;
+	}
+	return ferry_path(out, cap, "host_key");
+}
+
 /* Defaults that live in ferry's directory, then command-line overrides. */
 static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 {
@@ -51,11 +96,15 @@ static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 	char *old_keys = cfg->global.authorized_keys;
 	int rc = 0;
 
+	char host[256];
+	unsigned port;
+	if (a->listen && listen_split(a->listen, host, sizeof host, &port) < 0)
+		return err_set(-EINVAL, "--listen: %s", err_msg());
 	if (a->listen)
 		rc = set_str(&cfg->global.listen, a->listen);
 	if (rc == 0 && a->host_key)
 		rc = set_str(&cfg->global.host_key, a->host_key);
-	if (rc == 0 && !cfg->global.host_key && (rc = ferry_path(path, sizeof path, "host_key")) == 0)
+	if (rc == 0 && !cfg->global.host_key && (rc = default_host_key(a, path, sizeof path)) == 0)
 		rc = set_str(&cfg->global.host_key, path);
 	const char *keys = a->authorized_keys;
 	if (!keys && !old_keys && !a->config && ferry_path(path, sizeof path, "authorized_keys") == 0)
@@ -70,6 +119,8 @@ static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 		rc = set_str(&cfg->global.authorized_keys, keys);
 	for (size_t i = 0; rc == 0 && i < cfg->n_modules; i++) {
 		struct stat st;
+		if ((rc = check_keys(a, cfg, &cfg->modules[i])) < 0)
+			break;
 		if (stat(cfg->modules[i].path, &st) < 0)
 			rc = err_sys(-errno, "module '%s': path %s", cfg->modules[i].name,
 				     cfg->modules[i].path);
@@ -160,7 +211,7 @@ int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct serve_args a = { 0 };
-	struct daemon d = { .io_timeout_ms = 300000, .reload = reload, .ctx = &a };
+	struct daemon d = { .reload = reload, .ctx = &a };
 	int ch, check = 0, level = LOG_INFO, rc;
 
 	optind = 1;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* ferry push / pull / ls: option parsing, local sources and destinations,
- * and what the user sees (changes, progress, summary, exit code). */
+/* ferry push / pull / ls: local sources and destinations, the request, and
+ * the transfer (options in opts.c, what the user sees in view.c). */
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,182 +14,13 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
-#include "session/progress.h"
-#include "session/summary.h"
+#include "cli/opts.h"
+#include "cli/view.h"
 #include "session/receiver.h"
 #include "session/sender.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/log.h"
-
-struct xfer_cli {
-	struct client_opts co;
-	uint32_t flags;
-	int progress;
-	int fsync;
-};
-
-enum { OPT_KNOWN = 256, OPT_ACCEPT, OPT_DELETE, OPT_BWLIMIT, OPT_PROT, OPT_CIPHER,
-       OPT_FSYNC, OPT_TIMEOUT, OPT_NO_VERIFY };
-
-static const struct option long_opts[] = {
-	{ "identity", required_argument, NULL, 'i' },
-	{ "known-hosts", required_argument, NULL, OPT_KNOWN },
-	{ "accept-new", no_argument, NULL, OPT_ACCEPT },
-	{ "delete", no_argument, NULL, OPT_DELETE },
-	{ "dry-run", no_argument, NULL, 'n' },
-	{ "checksum", no_argument, NULL, 'c' },
-	{ "update", no_argument, NULL, 'u' },
-	{ "progress", no_argument, NULL, 'P' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "archive", no_argument, NULL, 'a' },
-	{ "recursive", no_argument, NULL, 'r' },
-	{ "bwlimit", required_argument, NULL, OPT_BWLIMIT },
-	{ "protection", required_argument, NULL, OPT_PROT },
-	{ "cipher", required_argument, NULL, OPT_CIPHER },
-	{ "fsync", no_argument, NULL, OPT_FSYNC },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_cipher(const char *s, unsigned *mask)
-{
-	if (!strcasecmp(s, "chachapoly") || !strcasecmp(s, "chacha20-poly1305"))
-		*mask = 1u << CIPHER_CHACHAPOLY;
-	else if (!strcasecmp(s, "aesgcm") || !strcasecmp(s, "aes-256-gcm"))
-		*mask = 1u << CIPHER_AESGCM;
-	else if (!strcasecmp(s, "auto"))
-		*mask = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-/* Parses the options; returns the index of the first operand, or -1. */
-static int parse_opts(int argc, char **argv, struct xfer_cli *x)
-{
-	int ch, p;
-
-	memset(x, 0, sizeof *x);
-	x->co.protection = PROT_ENCRYPT;
-	x->co.timeout_ms = 30000;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "i:ncuPvqar", long_opts, NULL)) != -1) {
-		switch (ch) {
-		case 'i': x->co.identity = optarg; break;
-		case OPT_KNOWN: x->co.known_hosts = optarg; break;
-		case OPT_ACCEPT: x->co.accept_new = 1; break;
-		case OPT_DELETE: x->flags |= REQ_DELETE; break;
-		case 'n': x->flags |= REQ_DRY_RUN; break;
-		case 'c': x->flags |= REQ_CHECKSUM; break;
-		case 'u': x->flags |= REQ_UPDATE; break;
-		case 'P': x->progress = 1; break;
-		case 'v': x->co.verbose++; break;
-		case 'q': x->co.quiet = 1; break;
-		case 'a': case 'r': break;   /* rsync habits: always on */
-		case OPT_FSYNC: x->flags |= REQ_FSYNC; break;
-		case OPT_NO_VERIFY: x->flags |= REQ_NO_VERIFY; break;
-		case OPT_BWLIMIT:
-			if (parse_rate(optarg, &x->co.bwlimit) < 0)
-				return die_msg("--bwlimit %s: %s", optarg, err_msg()), -1;
-			break;
-		case OPT_PROT:
-			if (parse_protection(optarg, &p) < 0)
-				return die_msg("--protection %s: use encrypt, integrity or none", optarg), -1;
-			x->co.protection = p;
-			break;
-		case OPT_CIPHER:
-			if (parse_cipher(optarg, &x->co.cipher_mask) < 0)
-				return die_msg("--cipher %s: use aesgcm, chachapoly or auto", optarg), -1;
-			break;
-		case OPT_TIMEOUT:
-			x->co.timeout_ms = atoi(optarg) * 1000;
-			if (x->co.timeout_ms <= 0)
-				return die_msg("--timeout %s: seconds, more than 0", optarg), -1;
-			break;
-		default:
-			return -1;
-		}
-	}
-	if ((x->flags & REQ_NO_VERIFY) && x->co.protection != PROT_NONE)
-		return die_msg("--no-verify goes with --protection none (encrypt and integrity "
-			       "always verify every record)"), -1;
-	log_init("ferry", x->co.quiet ? LOG_ERR : x->co.verbose > 1 ? LOG_DEBUG : LOG_WARN, 0);
-	if (x->flags & (REQ_DRY_RUN))
-		x->co.verbose = x->co.verbose ? x->co.verbose : 1;
-	if (x->co.verbose)
-		x->flags |= REQ_CHANGES;
-	if (x->progress && !x->co.quiet)
-		x->flags |= REQ_TOTALS;
-	return optind;
-}
-
-/* --- what the user sees ----------------------------------------------------- */
-
-/* In client.c (declared here until client.h may carry it): a peer string as
- * it is when clean, else quoted with every control byte escaped. */
-
-struct view {
-	struct progress pg;
-	int verbose, quiet, live;
-};
-
-static void on_change(void *ctx, int kind, const char *path)
-{
-	static const char *const tag[] = { "", "new", "update", "delete", "mkdir", "link",
-					    "attrs", "FAILED" };
-	struct view *v = ctx;
-	char q[4 * MSG_MAX_PATH + 8];
-
-	if (!v->verbose && kind != CHG_ERROR)
-		return;
-	if (v->quiet)
-		return;
-	progress_clear(&v->pg);
-	/* the path is the peer's (a push's CHANGE) or built from its names */
-	printf("%-7s %s\n", kind > 0 && kind <= CHG_ERROR ? tag[kind] : "?",
-	       peer_quote(q, sizeof q, path));
-	fflush(stdout);
-}
-
-static void view_init(struct view *v, const struct xfer_cli *x)
-{
-	memset(v, 0, sizeof *v);
-	v->verbose = x->co.verbose;
-	v->quiet = x->co.quiet;
-	v->live = !x->co.quiet && (x->progress || isatty(STDOUT_FILENO));
-	progress_init(&v->pg, stdout, v->live, 0, 0);
-}
-
-static int finish(struct view *v, const struct xfer_cli *x, int rc, const struct xfer_stats *st,
-		  const char *verb, const char *where)
-{
-	/* Both messages may be the peer's words: an ERROR's reason, RESULT's text. */
-	char q[4 * sizeof st->first_error + 8];
-
-	if (rc < 0) {
-		progress_clear(&v->pg);
-		die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
-		if (rc == -ETIMEDOUT)
-			return EXIT_TIMEOUT;
-		return rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
-	}
-	if (!x->co.quiet && (v->live || x->co.verbose) && !(x->flags & REQ_DRY_RUN))
-	{
-		progress_end(&v->pg);
-		summary_line(stdout, &(struct summary){ .verb = verb, .st = st,
-			     .secs = progress_elapsed(&v->pg) });
-	} else
-		progress_clear(&v->pg);
-	if (st->errors) {
-		die_msg("%u file(s) failed; first: %s", st->errors,
-			peer_quote(q, sizeof q, st->first_error));
-		return EXIT_PARTIAL;
-	}
-	return EXIT_OK;
-}
 
 static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 			 const struct remote *r)
@@ -200,6 +31,34 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	rq->flags = x->flags | (r->slash ? REQ_SLASH : 0);
 	snprintf(rq->module, sizeof rq->module, "%s", r->module);
 	snprintf(rq->path, sizeof rq->path, "%s", r->path);
+	snprintf(rq->backup_dir, sizeof rq->backup_dir, "%s", x->backup_dir ? x->backup_dir : "");
+	snprintf(rq->suffix, sizeof rq->suffix, "%s", x->suffix ? x->suffix : "");
+	snprintf(rq->chmod, sizeof rq->chmod, "%s", x->chmod ? x->chmod : "");
+}
+
+/* The remote operand, with --port applied. An exit code on failure. */
+static int remote_of(const char *arg, const struct xfer_cli *x, const char *what,
+		     struct remote *r)
+{
+	if (!remote_is(arg))
+		return die_msg("%s", what), EXIT_USAGE;
+	if (remote_parse(arg, x->port ? x->port : FERRY_DEFAULT_PORT, r) < 0)
+		return die_msg("%s", err_msg()), EXIT_USAGE;
+	return 0;
+}
+
+/* Ctrl-C or SIGTERM: exit 20 with one line, as rsync; a pull's file being
+ * written is a temporary, removed here (async-signal-safe calls only). */
+static void on_stop(int sig)
+{
+	static const char msg[] = "\nferry: stopped by a signal (nothing partial is left)\n";
+
+	(void)sig;
+	afile_signal_cleanup();
+	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+		/* nothing more to do: we are leaving */
+	}
+	_exit(EXIT_SIGNAL);
 }
 
 /* --- push ------------------------------------------------------------------- */
@@ -235,65 +94,101 @@ static int source_open(const char *arg, struct source *s, struct jail *j)
 	return jail_open(j, dirname(dir));
 }
 
+/* ssh's habit "-i KEY" now reads as rsync's -i and a source named KEY: say so. */
+static int is_private_key(const char *path)
+{
+	static const char head[] = "FERRY PRIVATE KEY\n";
+	char buf[sizeof head - 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)sizeof buf && !memcmp(buf, head, sizeof buf);
+}
+
+/* Opens every source. One that cannot be used is reported and left out, as
+ * rsync does (the transfer still ends with 23); with --ignore-missing-args
+ * one that does not exist is left out in silence. Returns how many are open. */
+static int sources_open(char **args, int n, const struct xfer_cli *x, struct source *srcs,
+			struct jail *jails, struct xfer_stats *local)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		jails[k].root_fd = -1;
+		int rc = source_open(args[i], &srcs[k], &jails[k]);
+		if (rc == 0)
+			k++;
+		else if (!(x->ignore_missing && rc == -ENOENT))
+			xfer_error(local, "%s", err_msg());
+	}
+	return k;
+}
+
 int cmd_push(int argc, char **argv)
 {
 	struct xfer_cli x;
 	struct remote r;
 	struct m_request rq;
 	struct m_accept acc;
-	struct conn c;
+	struct conn c = { 0 };
 	struct view v;
-	struct xfer_stats st = { 0 };
-	int first = parse_opts(argc, argv, &x);
+	struct xfer_stats st = { 0 }, local = { 0 };
+	int first = xfer_opts_parse(argc, argv, &x);
 
 	if (first < 0)
 		return EXIT_USAGE;
 	int nsrc = argc - first - 1;
 	if (nsrc < 1)
 		return die_msg("usage: ferry push [OPTIONS] SRC... HOST:MODULE[/PATH]"), EXIT_USAGE;
-	const char *dest = argv[argc - 1];
-	if (!remote_is(dest) || remote_parse(dest, FERRY_DEFAULT_PORT, &r) < 0)
-		return die_msg("%s", remote_is(dest) ? err_msg() :
-			       "push: the destination must be remote (HOST:MODULE[/PATH])"), EXIT_USAGE;
+	int rc = remote_of(argv[argc - 1], &x, "push: the destination must be remote "
+			   "(HOST:MODULE[/PATH])", &r);
+	for (int i = first; rc == 0 && i < argc - 1; i++) {
+		if (remote_is(argv[i]))
+			rc = (die_msg("push: %s: sources must be local", argv[i]), EXIT_USAGE);
+		else if (is_private_key(argv[i]))
+			rc = (die_msg("push: %s is a ferry private key: -i means --itemize-changes, as "
+				      "in rsync; give a key with --identity FILE", argv[i]), EXIT_USAGE);
+	}
+	if (rc)
+		return rc;
 	struct source *srcs = calloc((size_t)nsrc, sizeof *srcs);
 	struct jail *jails = calloc((size_t)nsrc, sizeof *jails);
-	int rc = srcs && jails ? 0 : (die_msg("out of memory"), EXIT_LOCAL);
-	for (int i = 0; i < nsrc && rc == 0; i++) {
-		jails[i].root_fd = -1;
-		if (remote_is(argv[first + i]))
-			rc = (die_msg("push: %s: sources must be local", argv[first + i]), EXIT_USAGE);
-		else if (source_open(argv[first + i], &srcs[i], &jails[i]) < 0)
-			rc = (die_msg("%s", err_msg()), EXIT_LOCAL);
+	if (!srcs || !jails) {
+		free(srcs);
+		free(jails);
+		return die_msg("out of memory"), EXIT_LOCAL;
 	}
-	if (rc == 0) {
+	int nopen = sources_open(argv + first, nsrc, &x, srcs, jails, &local);
+	if (nopen == 0) {
+		/* each source was named already, as it failed */
+		rc = local.errors ? (die_msg("push: nothing to send"), EXIT_PARTIAL) : EXIT_OK;
+	} else {
 		request_init(&rq, OP_PUSH, &x, &r);
 		rc = client_open(&r, &x.co, &rq, &c, &acc);
 	}
-	if (rc == 0) {
+	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
 		struct xfer_opts o = { .flags = x.flags };
-		view_init(&v, &x);
-		struct xfer_hooks h = { .change = on_change, .ctx = &v, .progress = &v.pg };
-		int s = sender_run(&c, srcs, (size_t)nsrc, &o, &h, &st);
-		rc = finish(&v, &x, s, &st, "sent", r.display);
-		chan_free(c.ch);
+		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+		signal(SIGHUP, on_stop);
+		int s = sender_run(&c, srcs, (size_t)nopen, &o, &h, &st);
+		xfer_merge(&st, &local);
+		rc = view_finish(&v, s, &st, "sent", r.display, c.ch);
+		view_close(&v);
 	}
-	for (int i = 0; jails && i < nsrc; i++)
-		if (jails[i].root_fd >= 0)
-			jail_close(&jails[i]);
+	if (c.ch)
+		chan_free(c.ch);
+	for (int i = 0; i < nopen; i++)
+		jail_close(&jails[i]);
 	free(jails);
 	free(srcs);
 	return rc;
 }
 
 /* --- pull ------------------------------------------------------------------- */
-
-/* Ctrl-C during a pull: the file being written is a temporary; remove it. */
-static void on_stop(int sig)
-{
-	(void)sig;
-	afile_signal_cleanup();
-	_exit(EXIT_SIGNAL);
-}
 
 /* The local destination: an existing directory is the root; otherwise its
  * parent must exist and the last component is created (or, for a single
@@ -330,16 +225,16 @@ int cmd_pull(int argc, char **argv)
 	struct jail j = { .root_fd = -1 };
 	struct xfer_stats st = { 0 };
 	char root[4097];
-	int first = parse_opts(argc, argv, &x);
+	int first = xfer_opts_parse(argc, argv, &x);
 
 	if (first < 0)
 		return EXIT_USAGE;
 	if (argc - first != 2)
 		return die_msg("usage: ferry pull [OPTIONS] HOST:MODULE[/PATH] DEST"), EXIT_USAGE;
 	const char *src = argv[first], *dest = argv[first + 1];
-	if (!remote_is(src) || remote_parse(src, FERRY_DEFAULT_PORT, &r) < 0)
-		return die_msg("%s", remote_is(src) ? err_msg() :
-			       "pull: the source must be remote (HOST:MODULE[/PATH])"), EXIT_USAGE;
+	int rc = remote_of(src, &x, "pull: the source must be remote (HOST:MODULE[/PATH])", &r);
+	if (rc)
+		return rc;
 	if (remote_is(dest))
 		return die_msg("pull: %s: the destination must be local", dest), EXIT_USAGE;
 	if (dest_open(dest, &j, root, sizeof root) < 0)
@@ -348,19 +243,22 @@ int cmd_pull(int argc, char **argv)
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGHUP, on_stop);
-	int rc = client_open(&r, &x.co, &rq, &c, &acc);
-	if (rc == 0) {
+	rc = client_open(&r, &x.co, &rq, &c, &acc);
+	if (rc == 0 && (rc = view_open(&v, &x, '>')) == 0) {
 		size_t n = strlen(dest);
 		struct xfer_opts o = { .flags = (x.flags & ~REQ_SLASH) |
-						(n && dest[n - 1] == '/' ? REQ_SLASH : 0) };
+						(n && dest[n - 1] == '/' ? REQ_SLASH : 0),
+				       .chmod = x.chmod, .backup_dir = x.backup_dir,
+				       .suffix = x.suffix };
 		writer_opts_default(&o.writer);
 		o.writer.fsync_each = !!(x.flags & REQ_FSYNC);
-		view_init(&v, &x);
-		struct xfer_hooks h = { .change = on_change, .ctx = &v, .progress = &v.pg };
+		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		int s = receiver_run(&c, &j, root, &o, &h, &st);
-		rc = finish(&v, &x, s, &st, "received", r.display);
-		chan_free(c.ch);
+		rc = view_finish(&v, s, &st, "received", r.display, c.ch);
+		view_close(&v);
 	}
+	if (c.ch)
+		chan_free(c.ch);
 	jail_close(&j);
 	return rc;
 }
@@ -398,27 +296,32 @@ int cmd_ls(int argc, char **argv)
 	struct remote r;
 	struct m_request rq;
 	struct m_accept acc;
-	struct conn c;
-	int first = parse_opts(argc, argv, &x);
+	struct conn c = { 0 };
+	int first = xfer_opts_parse(argc, argv, &x);
 
 	if (first < 0)
 		return EXIT_USAGE;
 	if (argc - first != 1)
 		return die_msg("usage: ferry ls [OPTIONS] HOST:MODULE[/PATH]"), EXIT_USAGE;
-	if (remote_parse(argv[first], FERRY_DEFAULT_PORT, &r) < 0)
-		return die_msg("%s", err_msg()), EXIT_USAGE;
-	/* ls shows a directory's contents, as `ls dir` does. */
+	int rc = remote_of(argv[first], &x, "ls: HOST:MODULE[/PATH]", &r);
+	if (rc)
+		return rc;
+	/* ls shows a directory's contents, as `ls dir` does; -r the whole tree,
+	 * as rsync --list-only -r. */
 	r.slash = 1;
 	request_init(&rq, OP_LIST, &x, &r);
-	rq.flags = REQ_SLASH | REQ_NO_RECURSE;
-	int rc = client_open(&r, &x.co, &rq, &c, &acc);
+	rq.flags = REQ_SLASH | (x.recursive ? 0 : REQ_NO_RECURSE);
+	rc = client_open(&r, &x.co, &rq, &c, &acc);
 	if (rc)
 		return rc;
 	struct xfer_hooks h = { .entry = on_entry };
 	rc = receiver_list(&c, &h);
 	fflush(stdout);
 	chan_free(c.ch);
-	if (rc < 0)
-		return die_msg("%s: %s", r.display, err_msg()), rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
+	if (rc < 0) {
+		char q[4 * MSG_MAX_TEXT + 8];
+		die_msg("%s: %s", r.display, peer_quote(q, sizeof q, err_msg()));
+		return rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
+	}
 	return EXIT_OK;
 }

@@ -8,7 +8,6 @@
 struct daemon {
 	struct ferry_config cfg;          /* owned; replaced by reload */
 	struct keypair host_key;
-	int io_timeout_ms;
 	/* Re-reads the configuration into cfg (SIGHUP); on error cfg is unchanged. */
 	int (*reload)(struct daemon *d);
 	void *ctx;

@@ -6,6 +6,7 @@
 
 #include "channel/channel.h"
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
@@ -37,33 +38,54 @@ static int cmd_version(int argc, char **argv)
 
 static int cmd_help(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (argc == 2 && !strcmp(argv[1], "--rsync")) {
+		xfer_opts_print_rsync();
+		return EXIT_OK;
+	}
 	printf("ferry %s: fast, encrypted file transfer for small NAS boxes\n\nUsage:\n",
 	       FERRY_VERSION);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		printf("  ferry %s\n", commands[i].usage);
-	printf("\nRemote paths: HOST:MODULE[/PATH] (port 7873) or ferry://HOST[:PORT]/MODULE[/PATH].\n"
+	printf("\nRemote paths: HOST:MODULE[/PATH] or HOST::MODULE[/PATH] (port 7873, or --port), or\n"
+	       "ferry://HOST[:PORT]/MODULE[/PATH].\n"
 	       "A source ending in '/' sends the directory's contents, as rsync does.\n\n"
-	       "push/pull/ls options:\n"
-	       "  -i, --identity FILE     private key (default ~/.config/ferry/id_ferry)\n"
-	       "      --known-hosts FILE  known server keys (default ~/.config/ferry/known_hosts)\n"
-	       "      --accept-new        trust and remember an unknown server key\n"
-	       "      --delete            delete files on the receiver that the sender lacks\n"
+	       "push/pull/ls options (rsync's, with rsync's meaning):\n"
+	       "  -v, --verbose           list changes; -vv for debug output\n"
+	       "  -i, --itemize-changes   list changes as rsync does (>f+++++++++ name)\n"
+	       "  -q, --quiet             errors only\n"
 	       "  -n, --dry-run           show what would change, change nothing\n"
 	       "  -c, --checksum          compare contents, not size and modification time\n"
+	       "      --size-only         equal size is up to date, whatever the mtime\n"
+	       "  -I, --ignore-times      send every file, even when size and mtime match\n"
 	       "  -u, --update            keep files that are newer on the receiver\n"
+	       "      --existing          create nothing new on the receiver\n"
+	       "      --ignore-existing   leave alone what exists on the receiver\n"
+	       "      --delete            delete files on the receiver that the sender lacks\n"
+	       "  -b, --backup            keep what is replaced or deleted as NAME~ (--suffix)\n"
+	       "      --backup-dir DIR    ...or under DIR of the destination\n"
+	       "      --chmod CHMOD       modes as chmod(1) would make them (D/F prefixes)\n"
 	       "  -P, --progress          progress line (default on a terminal)\n"
-	       "  -v, --verbose           list changes; -vv for debug output\n"
-	       "  -q, --quiet             errors only\n"
+	       "      --info=progress2    one progress line for the whole transfer\n"
+	       "  -h, --human-readable    sizes in K, M, G (-hh: powers of 1024)\n"
+	       "      --stats             counts and bytes at the end\n"
+	       "      --log-file FILE     append what was done to FILE\n"
 	       "      --bwlimit RATE      KiB/s, or with a K/M/G suffix\n"
+	       "      --timeout SECS      I/O timeout (default 30)\n"
+	       "      --port PORT         the daemon's port (default 7873)\n"
+	       "  -4, -6                  IPv4 or IPv6 only\n"
+	       "      --fsync             fdatasync every file (default: one syncfs at the end)\n"
+	       "  -a, -r                  accepted: ferry always recurses and keeps links, modes and\n"
+	       "                          times (-rlpt); ls -r lists the whole tree\n"
+	       "  'ferry help --rsync' lists every rsync flag and what ferry does with it.\n\n"
+	       "ferry's own:\n"
+	       "      --identity FILE     private key (default ~/.config/ferry/id_ferry)\n"
+	       "      --known-hosts FILE  known server keys (default ~/.config/ferry/known_hosts)\n"
+	       "      --accept-new        trust and remember an unknown server key\n"
 	       "      --protection LEVEL  encrypt (default), integrity or none\n"
 	       "      --cipher NAME       aesgcm, chachapoly or auto (default)\n"
 	       "      --no-verify         with --protection none: skip the whole-file hash and let the\n"
 	       "                          kernel move the data (sendfile/splice); corruption in\n"
-	       "                          transit is then not detected\n"
-	       "      --fsync             fdatasync every file (default: one syncfs at the end)\n"
-	       "      --timeout SECS      I/O timeout (default 30)\n\n"
+	       "                          transit is then not detected\n\n"
 	       "Exit codes: 0 ok, 1 usage or config, 2 handshake/protocol, 3 local file error,\n"
 	       "5 refused by the server, 6 host key unknown or changed, 10 connection,\n"
 	       "12 corrupt or tampered stream, 20 stopped by a signal, 23 some files failed,\n"

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/afile.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -366,58 +365,4 @@ void afile_abort(struct afile *f)
 	free(f->buf);
 	f->buf = NULL;
 	f->buf_len = f->buf_cap = 0;
-}
-
-int afile_clean_stale(int dirfd, int max_age)
-{
-	size_t pre = sizeof FS_TMP_PREFIX - 1;
-	struct timespec now;
-	DIR *d = NULL;
-	int fd = -1;
-	int removed = 0;
-	int r = 0;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return err_sys(-errno, "clean temporaries: open directory");
-	d = fdopendir(fd);
-	if (!d) {
-		r = err_sys(-errno, "clean temporaries: fdopendir");
-		goto out;
-	}
-	fd = -1;
-	for (;;) {
-		struct dirent *e;
-		struct stat st;
-
-		errno = 0;
-		e = readdir(d);
-		if (!e) {
-			if (errno)
-				r = err_sys(-errno, "clean temporaries: readdir");
-			break;
-		}
-		if (strncmp(e->d_name, FS_TMP_PREFIX, pre) != 0)
-			continue;
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;   /* gone already */
-		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-			continue;
-		if ((intmax_t)now.tv_sec - (intmax_t)st.st_mtim.tv_sec < (intmax_t)max_age)
-			continue;
-		if (unlinkat(dirfd, e->d_name, 0) == 0)
-			removed++;
-		else if (errno != ENOENT) {
-			char q[FS_QUOTE_BUF];
-			r = err_sys(-errno, "remove stale temporary %s", qname(q, e->d_name));
-			break;
-		}
-	}
-out:
-	if (d)
-		closedir(d);
-	if (fd >= 0)
-		close(fd);
-	return r < 0 ? r : removed;
 }

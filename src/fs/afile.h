@@ -61,9 +61,4 @@ void afile_abort(struct afile *f);
  * any (a daemon child stopped by SIGTERM leaves no partial file behind). */
 void afile_signal_cleanup(void);
 
-/* Removes stale temporaries (".ferry-*", regular files or symlinks, never
- * directories) whose mtime is older than max_age seconds in dirfd.
- * Returns how many were removed, or -errno. */
-int afile_clean_stale(int dirfd, int max_age);
-
 #endif

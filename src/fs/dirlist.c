@@ -151,3 +151,73 @@ const struct dirent_info *dirlist_find(const struct dirlist *l, const char *name
 	}
 	return NULL;
 }
+
+/* --- the walk's stack ----------------------------------------------------- */
+
+int dirstack_init(struct dirstack *d, const char *root)
+{
+	size_t n = strlen(root);
+
+	memset(d, 0, offsetof(struct dirstack, path));
+	d->path[0] = '\0';
+	if (n > PATH_MAX_WIRE)
+		return err_set(-ENAMETOOLONG, "%.64s...: path longer than %d bytes", root,
+			       PATH_MAX_WIRE);
+	memcpy(d->path, root, n + 1);
+	return 0;
+}
+
+int dirstack_push(struct dirstack *d, struct dirlist *l, const struct stat *st)
+{
+	if (grow((void **)&d->lv, &d->cap, d->n + 1, sizeof *d->lv) < 0) {
+		dirlist_free(l);
+		return err_set(-ENOMEM, "directory walk: out of memory");
+	}
+	struct dirlevel *v = &d->lv[d->n++];
+	v->l = *l;
+	v->st = *st;
+	v->next = 0;
+	v->plen = strlen(d->path);
+	memset(l, 0, sizeof *l);
+	return 0;
+}
+
+int dirstack_next_dir(struct dirstack *d)
+{
+	struct dirlevel *v = &d->lv[d->n - 1];
+	size_t sep = v->plen ? 1 : 0;
+
+	d->path[v->plen] = '\0';
+	while (v->next < v->l.n) {
+		const struct dirent_info *e = &v->l.ents[v->next++];
+		size_t nl = strlen(e->name);
+		if (!S_ISDIR(e->st.st_mode) || v->plen + sep + nl > PATH_MAX_WIRE)
+			continue;
+		if (sep)
+			d->path[v->plen] = '/';
+		memcpy(d->path + v->plen + sep, e->name, nl + 1);
+		return 1;
+	}
+	return 0;
+}
+
+const struct dirlevel *dirstack_top(const struct dirstack *d)
+{
+	return &d->lv[d->n - 1];
+}
+
+void dirstack_pop(struct dirstack *d)
+{
+	dirlist_free(&d->lv[--d->n].l);
+	if (d->n)
+		d->path[d->lv[d->n - 1].plen] = '\0';
+}
+
+void dirstack_free(struct dirstack *d)
+{
+	while (d->n)
+		dirstack_pop(d);
+	free(d->lv);
+	d->lv = NULL;
+	d->cap = 0;
+}

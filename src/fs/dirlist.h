@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "fs/jail.h"
+
 struct dirent_info {
 	char *name;          /* points into the list's name arena */
 	struct stat st;      /* fstatat(AT_SYMLINK_NOFOLLOW) */
@@ -25,5 +27,40 @@ int dirlist_read(int dirfd, struct dirlist *out);
 void dirlist_free(struct dirlist *l);
 /* Binary search; NULL if absent. */
 const struct dirent_info *dirlist_find(const struct dirlist *l, const char *name);
+
+/* The path of a depth-first walk, from its root to the directory being
+ * descended into: one listing per level, on the heap. A walk that recursed
+ * would need C stack per level, and a chain of 2048 directories (what
+ * PATH_MAX_WIRE allows) overflows the default 8 MiB. The caller opens each
+ * directory by d->path and closes it once listed, so a walk of any depth
+ * holds one directory fd at a time. */
+struct dirlevel {
+	struct dirlist l;
+	struct stat st;      /* the directory's own, from when it was listed */
+	size_t next;         /* the entry of l to look at next for descent */
+	size_t plen;         /* strlen of this directory's path */
+};
+
+struct dirstack {
+	struct dirlevel *lv; /* owned; n levels used, cap allocated */
+	size_t n, cap;
+	char path[PATH_MAX_WIRE + 1];   /* the top level's, or its child's */
+};
+
+/* An empty stack whose first directory is `root` (-ENAMETOOLONG if it is
+ * longer than PATH_MAX_WIRE). */
+int dirstack_init(struct dirstack *d, const char *root);
+/* Takes *l (which is cleared) as the listing of d->path, whose stat is st.
+ * On failure (-ENOMEM) *l is freed. */
+int dirstack_push(struct dirstack *d, struct dirlist *l, const struct stat *st);
+/* Sets d->path to the top level's next subdirectory in listing order and
+ * returns 1; or restores the top level's own path and returns 0 when none is
+ * left. A child whose path would pass PATH_MAX_WIRE is passed over. */
+int dirstack_next_dir(struct dirstack *d);
+/* The deepest level; the stack must not be empty. */
+const struct dirlevel *dirstack_top(const struct dirstack *d);
+/* Frees the deepest level's listing; d->path becomes its parent's path. */
+void dirstack_pop(struct dirstack *d);
+void dirstack_free(struct dirstack *d);
 
 #endif

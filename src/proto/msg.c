@@ -60,6 +60,9 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.request.flags = rd_u32(r);
 		rd_str(r, m->u.request.module, MSG_MAX_NAME);
 		rd_str(r, m->u.request.path, MSG_MAX_PATH);
+		rd_str(r, m->u.request.backup_dir, MSG_MAX_PATH);
+		rd_str(r, m->u.request.suffix, MSG_MAX_NAME);
+		rd_str(r, m->u.request.chmod, MSG_MAX_NAME);
 		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_LIST ||
 		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
 			r->err = -EBADMSG;
@@ -130,8 +133,10 @@ static void rd_fields(struct rd *r, struct msg *m)
 		break;
 	case MSG_CHANGE:
 		m->u.change.kind = rd_u8(r);
+		m->u.change.bits = rd_u8(r);
 		rd_str(r, m->u.change.path, MSG_MAX_PATH);
-		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_ERROR)
+		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_ERROR ||
+		    (m->u.change.bits & ~CHGB_KNOWN))
 			r->err = -EBADMSG;
 		break;
 	case MSG_RESULT:
@@ -174,6 +179,9 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u32(w, m->u.request.flags);
 		wr_str(w, m->u.request.module);
 		wr_str(w, m->u.request.path);
+		wr_str(w, m->u.request.backup_dir);
+		wr_str(w, m->u.request.suffix);
+		wr_str(w, m->u.request.chmod);
 		break;
 	case MSG_ACCEPT:
 		wr_u8(w, m->u.accept.protection);
@@ -240,6 +248,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		break;
 	case MSG_CHANGE:
 		wr_u8(w, m->u.change.kind);
+		wr_u8(w, m->u.change.bits);
 		wr_str(w, m->u.change.path);
 		break;
 	case MSG_RESULT:

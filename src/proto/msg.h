@@ -25,8 +25,9 @@
 #define PROTO_WINDOW_PATH_BYTES (1u << 20) /* the bytes of their wire paths */
 #define PROTO_META_PENDING 1024            /* DIR_META sent while files before it were open */
 #define PROTO_META_PATH_BYTES (1u << 20)   /* the bytes of their paths */
-/* A control message never exceeds this (the largest is ENTRY with a name and a link target). */
-#define MSG_MAX_ENCODED (1 + 1 + 1 + 4 + 8 + 8 + 4 + 2 + MSG_MAX_NAME + 2 + MSG_MAX_PATH + MSG_HASH_LEN + 64)
+/* A control message never exceeds this (the largest is REQUEST with its
+ * module, path, backup directory, suffix and chmod). */
+#define MSG_MAX_ENCODED (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH) + 64)
 
 enum msg_type {
 	MSG_REQUEST = 0x01, MSG_ACCEPT = 0x02, MSG_REFUSE = 0x03,
@@ -54,7 +55,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_IGNORE_TIMES 0x800u   /* -I: every file is sent, even with equal size and mtime */
 #define REQ_IGNORE_EXISTING 0x1000u /* --ignore-existing: what exists is not updated */
 #define REQ_EXISTING  0x2000u /* --existing: nothing new is created */
-#define REQ_KNOWN     0x3fffu
+#define REQ_BACKUP    0x4000u /* -b: what is replaced or deleted is kept (suffix, backup dir) */
+#define REQ_KNOWN     0x7fffu
 
 enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
 #define ENT_HAS_HASH 0x01u
@@ -67,6 +69,11 @@ enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2 };
 
 enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
 		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7 };
+/* What differed, for rsync's -i (">f.st......"): */
+#define CHGB_SIZE  0x01u
+#define CHGB_TIME  0x02u
+#define CHGB_PERMS 0x04u
+#define CHGB_KNOWN 0x07u
 
 /* REFUSE / ERROR codes; the client maps them to exit codes (docs/PROTOCOL.md). */
 enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY = 3,
@@ -84,6 +91,9 @@ struct m_request {
 	uint32_t flags;
 	char module[MSG_MAX_NAME + 1];
 	char path[MSG_MAX_PATH + 1];
+	char backup_dir[MSG_MAX_PATH + 1];   /* --backup-dir, relative to the transfer root */
+	char suffix[MSG_MAX_NAME + 1];       /* --suffix ("" = the default) */
+	char chmod[MSG_MAX_NAME + 1];        /* --chmod, applied by the receiver */
 };
 
 struct m_accept { uint8_t protection; uint32_t flags; char comment[MSG_MAX_NAME + 1]; };
@@ -107,7 +117,7 @@ struct m_file_begin { uint32_t index; uint64_t size; uint32_t mode; int64_t mtim
 struct m_len { uint64_t len; };                                      /* DATA, HOLE */
 struct m_file_end { uint8_t status, has_hash; uint8_t hash[MSG_HASH_LEN]; };
 struct m_index { uint32_t index; };                                  /* WANT, DECIDED */
-struct m_change { uint8_t kind; char path[MSG_MAX_PATH + 1]; };
+struct m_change { uint8_t kind, bits; char path[MSG_MAX_PATH + 1]; };
 /* END: the sender's own failures the receiver did not see (a directory it
  * could not list, a link it could not read), so the receiver's RESULT can
  * count every failure exactly once. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -202,7 +203,7 @@ int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
 	int rc;
 
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		xfer_error(st, "%s: no longer a regular file", path);
+		xfer_note(st, "%s: no longer a regular file", path);   /* counted by the receiver */
 		return filedata_send_failed(c, index);
 	}
 	if (pg)
@@ -228,12 +229,17 @@ int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
 		rc = send_end(c, status, h);
 	if (h)
 		XXH3_freeState(h);
-	if (rc == 0 && status != FILE_OK)
-		xfer_error(st, "%s: %s while it was sent", path,
+	if (rc == 0 && status != FILE_OK)   /* FILE_END tells the receiver, which counts it */
+		xfer_note(st, "%s: %s while it was sent", path,
 			   status == FILE_CHANGED ? "file shrank" : "read error");
 	else if (rc == 0)
 		st->files_sent++;
 	return rc;
+}
+
+size_t filedata_piece(uint64_t left)
+{
+	return left < SIZE_MAX ? (size_t)left : (size_t)SIZE_MAX;
 }
 
 /* Unverified PROT_NONE: socket -> pipe -> file, never through user space.
@@ -250,7 +256,7 @@ static int splice_some(struct conn *c, struct afile *f, uint64_t len, size_t *n,
 		snprintf(why, whylen, "%s", err_msg());
 		return 0;
 	}
-	rc = chan_data_splice(c->ch, fd, len < SIZE_MAX ? (size_t)len : SIZE_MAX, n);
+	rc = chan_data_splice(c->ch, fd, filedata_piece(len), n);
 	if (rc == -EIO && !*n) {   /* the file, not the stream, failed */
 		*ok = 0;
 		snprintf(why, whylen, "%s", err_msg());
@@ -278,7 +284,7 @@ static int recv_extent(struct conn *c, uint64_t len, struct afile *f, XXH3_state
 			if (!n)
 				continue;   /* the file failed: drain below */
 		} else {
-			if ((rc = chan_data_recv(c->ch, len, &p, &n)) < 0)
+			if ((rc = chan_data_recv(c->ch, filedata_piece(len), &p, &n)) < 0)
 				return rc;
 			if (h)
 				XXH3_128bits_update(h, p, n);

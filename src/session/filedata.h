@@ -5,6 +5,7 @@
 #ifndef FERRY_SESSION_FILEDATA_H
 #define FERRY_SESSION_FILEDATA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fs/afile.h"
@@ -26,6 +27,13 @@ int filedata_send_failed(struct conn *c, uint32_t index);
  * when the file must be discarded (*why says why), <0 when the session fails. */
 int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f,
 		  struct xfer_stats *st, struct progress *pg, const char **why);
+
+/* How much of the `left` bytes an extent still has one receive may ask for:
+ * left itself, or SIZE_MAX where size_t cannot hold it. A 32-bit receiver
+ * that cast the u64 asked for left mod 2^32: with 2^32 + k left (k smaller
+ * than a record, as it is at some point of every extent of 4 GiB or more) it
+ * refused the next record, or asked for 0 bytes (issue 9, F6). */
+size_t filedata_piece(uint64_t left);
 
 /* xxh3-128 of a whole file, canonical (big-endian) bytes. */
 int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN]);

@@ -17,8 +17,10 @@
 #include "fs/dirlist.h"
 #include "fs/meta.h"
 #include "fs/sync.h"
+#include "session/backup.h"
 #include "session/filedata.h"
 #include "session/progress.h"
+#include "util/chmod.h"
 #include "util/err.h"
 #include "util/path.h"
 #include "util/log.h"
@@ -43,6 +45,7 @@ struct receiver {
 	const struct jail *j;   /* the caller's jail, then `own` once rooted */
 	struct jail own;        /* owned: narrowed to the transfer root (setup_root) */
 	int rooted;
+	struct backup bk;       /* -b: where replaced and deleted entries go */
 	const struct xfer_opts *o;
 	const struct xfer_hooks *h;
 	struct xfer_stats *st;
@@ -85,16 +88,37 @@ static int local_of(struct receiver *r, const char *wpath, char *out, size_t cap
 	return 0;
 }
 
-static void report(struct receiver *r, int kind, const char *wpath)
+static uint32_t mode_of(const struct receiver *r, uint32_t mode, int is_dir);
+
+static void report_bits(struct receiver *r, int kind, unsigned bits, const char *wpath)
 {
 	if (r->h->change) {
-		r->h->change(r->h->ctx, kind, wpath);
+		r->h->change(r->h->ctx, kind, bits, wpath);
 	} else if (r->o->flags & REQ_CHANGES) {
 		struct msg m = { .type = MSG_CHANGE };
 		m.u.change.kind = (uint8_t)kind;
+		m.u.change.bits = (uint8_t)bits;
 		snprintf(m.u.change.path, sizeof m.u.change.path, "%s", wpath);
 		conn_send(r->c, &m);
 	}
+}
+
+static void report(struct receiver *r, int kind, const char *wpath)
+{
+	report_bits(r, kind, 0, wpath);
+}
+
+/* What differs between the file here and the entry, for -i. */
+static unsigned diff_bits(const struct receiver *r, const struct m_entry *e, const struct stat *old)
+{
+	unsigned b = 0;
+	if ((uint64_t)old->st_size != e->size)
+		b |= CHGB_SIZE;
+	if (old->st_mtim.tv_sec != e->mtime_s || (uint32_t)old->st_mtim.tv_nsec != e->mtime_ns)
+		b |= CHGB_TIME;
+	if ((old->st_mode & 07777) != mode_of(r, e->mode, 0))
+		b |= CHGB_PERMS;
+	return b;
 }
 
 static void file_error(struct receiver *r, const char *wpath, const char *what)
@@ -132,9 +156,11 @@ static void dir_error(struct receiver *r, const char *wpath, const char *what)
  * setuid/setgid bits from a client unless the module allows it. The sticky
  * bit stays: on a directory it only restricts deletion, on a file Linux
  * ignores it. */
-static uint32_t mode_of(const struct receiver *r, uint32_t mode)
+static uint32_t mode_of(const struct receiver *r, uint32_t mode, int is_dir)
 {
 	mode &= 07777;
+	if (r->o->chmod)
+		mode = chmod_apply(r->o->chmod, mode, is_dir);
 	return r->o->strip_setid ? mode & ~(uint32_t)(S_ISUID | S_ISGID) : mode;
 }
 
@@ -175,7 +201,7 @@ static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char
 	if (!d->path)
 		return err_set(-ENOMEM, "out of memory");
 	d->after = r->wants_enq;
-	d->mode = mode_of(r, dm->mode);
+	d->mode = mode_of(r, dm->mode, 1);
 	d->wire_len = (uint32_t)len;
 	r->meta_bytes += len;
 	d->mtime.tv_sec = (time_t)dm->mtime_s;
@@ -291,6 +317,7 @@ static int setup_root(struct receiver *r, const struct m_dir_begin *db)
 		return rc;
 	r->j = &r->own;
 	r->root[0] = '\0';
+	r->bk = (struct backup){ .j = r->j, .dir = r->o->backup_dir, .suffix = r->o->suffix };
 	return 0;
 }
 
@@ -353,10 +380,18 @@ static int want_push(struct receiver *r, const struct m_entry *e, const char *lp
 	return conn_send_len(r->c, MSG_WANT, r->index);
 }
 
+/* Deletes cur/name, or with -b moves it to its backup. */
+static int remove_entry(struct receiver *r, const char *name, const char *wpath)
+{
+	if (r->o->flags & REQ_BACKUP)
+		return backup_keep(&r->bk, r->cur_fd, name, wpath, 1);
+	return fs_remove_tree(r->cur_fd, name);
+}
+
 /* Makes room for an entry of another type: rsync -a replaces it. */
 static int clear_existing(struct receiver *r, const char *name, const char *wpath)
 {
-	int rc = fs_remove_tree(r->cur_fd, name);
+	int rc = remove_entry(r, name, wpath);
 	if (rc < 0)
 		file_error(r, wpath, err_msg());
 	return rc;
@@ -395,7 +430,7 @@ static int meta_differs(const struct receiver *r, const struct m_entry *e, const
 {
 	*mtime_too = old->st_mtim.tv_sec != e->mtime_s ||
 		     (uint32_t)old->st_mtim.tv_nsec != e->mtime_ns;
-	return *mtime_too || (old->st_mode & 07777) != mode_of(r, e->mode);
+	return *mtime_too || (old->st_mode & 07777) != mode_of(r, e->mode, 0);
 }
 
 /* Contents up to date: only mode and (after -c found equal contents with
@@ -409,8 +444,8 @@ static void refresh_meta(struct receiver *r, const struct m_entry *e, const char
 
 	if (!meta_differs(r, e, old, &mtime_too))
 		return;
-	report(r, CHG_META, wpath);
-	if (!r->dry && fs_set_meta(r->cur_fd, name, mode_of(r, e->mode), mtime_too ? &mt : NULL) < 0)
+	report_bits(r, CHG_META, diff_bits(r, e, old) & ~CHGB_SIZE, wpath);
+	if (!r->dry && fs_set_meta(r->cur_fd, name, mode_of(r, e->mode, 0), mtime_too ? &mt : NULL) < 0)
 		file_error(r, wpath, err_msg());
 }
 
@@ -446,7 +481,10 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 			refresh_meta(r, e, name, wpath, old);
 		return 0;
 	}
-	report(r, exists && S_ISREG(old->st_mode) ? CHG_UPDATE : CHG_NEW, wpath);
+	if (exists && S_ISREG(old->st_mode))
+		report_bits(r, CHG_UPDATE, diff_bits(r, e, old), wpath);
+	else
+		report(r, CHG_NEW, wpath);
 	if (r->dry)
 		return 0;
 	if (exists && !S_ISREG(old->st_mode) && clear_existing(r, name, wpath) < 0)
@@ -463,12 +501,12 @@ static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 	report(r, CHG_MKDIR, wpath);
 	if (r->dry)
 		return 0;
-	if (exists && fs_remove_tree(r->cur_fd, name) < 0) {
+	if (exists && remove_entry(r, name, wpath) < 0) {
 		dir_error(r, wpath, err_msg());
 		return 0;
 	}
 	/* Owner-writable until DIR_META gives the real mode, so its files can land. */
-	if (mkdirat(r->cur_fd, name, mode_of(r, e->mode) | 0700) < 0)
+	if (mkdirat(r->cur_fd, name, mode_of(r, e->mode, 1) | 0700) < 0)
 		dir_error(r, wpath, strerror(errno));
 	return 0;
 }
@@ -490,6 +528,11 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 		return 0;
 	if (exists && S_ISDIR(old->st_mode) && clear_existing(r, name, wpath) < 0)
 		return 0;
+	if (exists && !S_ISDIR(old->st_mode) && (r->o->flags & REQ_BACKUP) &&
+	    backup_keep(&r->bk, r->cur_fd, name, wpath, 0) < 0) {
+		file_error(r, wpath, err_msg());
+		return 0;
+	}
 	if (fs_symlink_atomic(r->cur_fd, name, e->target, &mt) < 0)
 		file_error(r, wpath, err_msg());
 	return 0;
@@ -564,9 +607,11 @@ static int on_dir_end(struct receiver *r)
 			continue;
 		if (path_join(wpath, sizeof wpath, r->cur, n) < 0)
 			snprintf(wpath, sizeof wpath, "%s", n);
+		if ((r->o->flags & REQ_BACKUP) && backup_is_ours(&r->bk, wpath, n))
+			continue;
 		report(r, CHG_DELETE, wpath);
 		r->st->deleted++;
-		if (!r->dry && fs_remove_tree(r->cur_fd, n) < 0)
+		if (!r->dry && remove_entry(r, n, wpath) < 0)
 			file_error(r, wpath, err_msg());
 	}
 	local_clear(r);
@@ -627,6 +672,27 @@ static off_t prealloc_hint(int dfd, uint64_t announced, uint64_t entry_size)
 	return n > (uint64_t)INT64_MAX ? 0 : (off_t)n;
 }
 
+/* A complete, verified file goes into place (after -b kept the old one). */
+static void commit_file(struct receiver *r, struct afile *f, const struct m_file_begin *fb,
+			int dfd, const char *leaf, const char *wpath, uint64_t moved)
+{
+	struct timespec mt = { .tv_sec = (time_t)fb->mtime_s, .tv_nsec = fb->mtime_ns };
+	struct stat old;
+
+	if ((r->o->flags & REQ_BACKUP) && fstatat(dfd, leaf, &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISDIR(old.st_mode) && backup_keep(&r->bk, dfd, leaf, wpath, 0) < 0) {
+		afile_abort(f);
+		file_error(r, wpath, err_msg());
+		return;
+	}
+	if (afile_commit(f, mode_of(r, fb->mode, 0), &mt) < 0) {
+		file_error(r, wpath, err_msg());
+		return;
+	}
+	r->st->files_sent++;
+	r->st->bytes_committed += moved;
+}
+
 static int on_file(struct receiver *r, const struct m_file_begin *fb)
 {
 	struct afile f;
@@ -650,13 +716,7 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 	uint64_t before = r->st->bytes_data;
 	rc = filedata_recv(r->c, fb, have ? &f : NULL, r->st, pg, &why);
 	if (rc == 1) {
-		struct timespec mt = { .tv_sec = (time_t)fb->mtime_s, .tv_nsec = fb->mtime_ns };
-		if (afile_commit(&f, mode_of(r, fb->mode), &mt) == 0) {
-			r->st->files_sent++;
-			r->st->bytes_committed += r->st->bytes_data - before;
-		} else {
-			file_error(r, shown, err_msg());
-		}
+		commit_file(r, &f, fb, dfd, leaf, shown, r->st->bytes_data - before);
 		if (pg)
 			progress_file_done(pg);
 	} else if (have) {

@@ -24,8 +24,20 @@ struct pending {
 	uint32_t index;
 	uint8_t state;
 	uint16_t src;
+	uint32_t len;           /* strlen(path): counted against PROTO_WINDOW_PATH_BYTES */
 	char *path;             /* wire path, owned */
 };
+
+/* A DIR_META the receiver may still hold: it waits there for every file
+ * listed before it (index < next) that is not done (PROTOCOL.md 4.1). */
+struct meta_wait {
+	uint32_t next;
+	uint32_t len;
+};
+
+/* What pump() returns for: room in the window for one more file whose wire
+ * path has `len` bytes, room for one more waiting DIR_META, or all done. */
+enum need { NEED_FILE, NEED_META, NEED_ALL };
 
 struct sender {
 	struct conn *c;
@@ -35,7 +47,9 @@ struct sender {
 	const struct xfer_hooks *h;
 	struct xfer_stats *st;
 	struct pending *ring;   /* owned, cap entries */
-	size_t cap, head, count;
+	size_t cap, head, count, path_bytes;
+	struct meta_wait *mw;   /* owned, PROTO_META_PENDING entries */
+	size_t mw_head, mw_count, mw_bytes;
 	uint32_t next_index;
 	uint32_t decided;
 	uint64_t wanted;        /* files the receiver asked for */
@@ -52,7 +66,31 @@ static int local_path(const struct source *s, const char *wpath, char *out, size
 	return 0;
 }
 
-/* Opens a file of the source for reading, never through a symlink. */
+/* The file opened non-blocking must be a regular one; then it is made
+ * blocking again for the reads. Returns fd, or closes it and fails. */
+static int regular_or_close(int fd, const char *wpath)
+{
+	struct stat st;
+	int fl, rc = 0;
+
+	if (fstat(fd, &st) < 0)
+		rc = err_sys(-errno, "%s: fstat", wpath);
+	else if (!S_ISREG(st.st_mode))
+		rc = err_set(-EINVAL, "%s: no longer a regular file (replaced since it was "
+			     "listed), not read", wpath);
+	else if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		rc = err_sys(-errno, "%s: fcntl", wpath);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* Opens a file of the source for reading, never through a symlink, and never
+ * anything but a regular file: O_NONBLOCK, because a FIFO (or a device)
+ * swapped in for the listed file by a local user would block open() until a
+ * writer came, holding the session forever. */
 static int open_source_file(const struct source *s, const char *wpath)
 {
 	char lp[PATH_MAX_WIRE + 1];
@@ -63,12 +101,12 @@ static int open_source_file(const struct source *s, const char *wpath)
 	int dfd = jail_open_parent(s->jail, lp, &leaf);
 	if (dfd < 0)
 		return dfd;
-	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	int e = errno;
 	close(dfd);
 	if (fd < 0)
 		return err_sys(-e, "%s: open", wpath);
-	return fd;
+	return regular_or_close(fd, wpath);
 }
 
 /* --- incoming decisions --------------------------------------------------- */
@@ -81,10 +119,37 @@ static struct pending *ring_at(struct sender *s, size_t k)
 static void ring_pop(struct sender *s)
 {
 	struct pending *p = ring_at(s, 0);
+	s->path_bytes -= p->len;
 	free(p->path);
 	p->path = NULL;
 	s->head = (s->head + 1) % s->cap;
 	s->count--;
+}
+
+/* Drops the DIR_METAs the receiver has applied by now: those whose files
+ * before them are all done (or skipped). */
+static void metas_resolve(struct sender *s)
+{
+	uint32_t low = s->count ? ring_at(s, 0)->index : UINT32_MAX;
+
+	while (s->mw_count && s->mw[s->mw_head].next <= low) {
+		s->mw_bytes -= s->mw[s->mw_head].len;
+		s->mw_head = (s->mw_head + 1) % PROTO_META_PENDING;
+		s->mw_count--;
+	}
+}
+
+static int satisfied(struct sender *s, enum need need, size_t len)
+{
+	switch (need) {
+	case NEED_FILE:
+		return s->count < s->cap && s->path_bytes + len <= PROTO_WINDOW_PATH_BYTES;
+	case NEED_META:
+		metas_resolve(s);
+		return s->mw_count < PROTO_META_PENDING && s->mw_bytes + len <= PROTO_META_PATH_BYTES;
+	default:
+		return s->count == 0;
+	}
 }
 
 static int on_want(struct sender *s, uint32_t index)
@@ -114,12 +179,20 @@ static int handle(struct sender *s, const struct msg *m)
 		return 0;
 	case MSG_CHANGE:
 		if (s->h->change)
-			s->h->change(s->h->ctx, m->u.change.kind, m->u.change.path);
+			s->h->change(s->h->ctx, m->u.change.kind, m->u.change.bits, m->u.change.path);
 		return 0;
 	case MSG_RESULT:
+		/* The receiver's counts are the exact ones: what it committed,
+		 * compared, kept and deleted, and every failure once (its own and
+		 * those this side sent in END). */
 		s->have_result = 1;
-		s->st->errors += m->u.result.errors;
-		if (m->u.result.errors && !s->st->first_error[0])
+		s->st->errors = m->u.result.errors;
+		s->st->files_sent = m->u.result.files;
+		s->st->bytes_committed = m->u.result.bytes;
+		s->st->files_skipped = m->u.result.uptodate;
+		s->st->files_kept = m->u.result.kept;
+		s->st->deleted = m->u.result.deleted;
+		if (m->u.result.errors)
 			snprintf(s->st->first_error, sizeof s->st->first_error, "%s",
 				 m->u.result.message);
 		return 0;
@@ -145,7 +218,7 @@ static int send_wanted(struct sender *s, struct pending *p)
 	int rc;
 
 	if (fd < 0) {
-		xfer_error(s->st, "%s", err_msg());
+		xfer_note(s->st, "%s", err_msg());   /* the receiver counts it (FILE_END) */
 		return filedata_send_failed(s->c, p->index);
 	}
 	rc = filedata_send(s->c, fd, p->index, p->path, s->st, pg);
@@ -155,10 +228,10 @@ static int send_wanted(struct sender *s, struct pending *p)
 	return rc;
 }
 
-/* Serves what the receiver asked for and reads its decisions. Returns once
- * there is room for another undecided file (room = 1), or once every file
- * is decided and sent (room = 0). */
-static int pump(struct sender *s, int room)
+/* Serves what the receiver asked for and reads its decisions, until `need`
+ * is met (a correct sender never exceeds a window limit: the receiver would
+ * end the session). */
+static int pump(struct sender *s, enum need need, size_t len)
 {
 	int rc;
 
@@ -178,13 +251,13 @@ static int pump(struct sender *s, int room)
 				return rc;
 			ring_pop(s);
 		}
-		int satisfied = room ? s->count < s->cap : s->count == 0;
+		int ok = satisfied(s, need, len);
 		/* Peek for decisions only now and then: a poll() per entry would
 		 * cost more than the entries themselves. */
-		if (satisfied && (++s->since_poll < 64 || !conn_pending(s->c)))
+		if (ok && (++s->since_poll < 64 || !conn_pending(s->c)))
 			return 0;
 		s->since_poll = 0;
-		if (!satisfied && (rc = conn_flush(s->c)) < 0)
+		if (!ok && (rc = conn_flush(s->c)) < 0)
 			return rc;
 		if ((rc = recv_one(s)) < 0)
 			return rc;
@@ -245,7 +318,8 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 		s->st->links++;
 	}
 	if (type == ENT_REG) {
-		if ((rc = pump(s, 1)) < 0)
+		size_t len = strlen(wpath);
+		if ((rc = pump(s, NEED_FILE, len)) < 0)
 			return rc;
 		if ((s->o->flags & REQ_CHECKSUM) && hash_file(&s->srcs[si], wpath, e->hash) == 0)
 			e->flags |= ENT_HAS_HASH;
@@ -253,9 +327,11 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 		p->index = s->next_index;
 		p->state = P_UNDECIDED;
 		p->src = si;
+		p->len = (uint32_t)len;
 		p->path = strdup(wpath);
 		if (!p->path)
 			return err_set(-ENOMEM, "out of memory");
+		s->path_bytes += len;
 		s->count++;
 		s->st->files_seen++;
 		s->st->bytes_total += e->size;
@@ -284,12 +360,32 @@ static int send_dir_msg(struct sender *s, uint8_t type, uint8_t flags, const cha
 	return conn_send(s->c, &s->out);
 }
 
-static int walk_dir(struct sender *s, uint16_t si, const char *wpath);
-
-/* Lists one directory (open as dfd) under wire path `wpath`, then descends. */
-static int walk_listing(struct sender *s, uint16_t si, int dfd, const char *wpath,
-			uint8_t flags)
+/* DIR_META after a directory's subtree. Files listed before it that are not
+ * done yet make the receiver hold it; that is bounded (PROTOCOL.md 4.1), so
+ * first wait for room. */
+static int send_meta(struct sender *s, const char *path, const struct stat *st)
 {
+	size_t len = strlen(path);
+	int rc = pump(s, NEED_META, len);
+
+	if (rc < 0)
+		return rc;
+	if (s->count) {
+		struct meta_wait *w = &s->mw[(s->mw_head + s->mw_count) % PROTO_META_PENDING];
+		w->next = s->next_index;
+		w->len = (uint32_t)len;
+		s->mw_bytes += len;
+		s->mw_count++;
+	}
+	return send_dir_msg(s, MSG_DIR_META, 0, path, st);
+}
+
+/* Lists the directory open as dfd, whose wire path is d->path: DIR_BEGIN, an
+ * ENTRY per child, DIR_END. Its listing then stays on the stack for the
+ * descent into its subdirectories (unless the walk is one level only). */
+static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd, uint8_t flags)
+{
+	const char *wpath = d->path;
 	struct dirlist l = { 0 };
 	struct stat dst;
 	char child[PATH_MAX_WIRE + 1];
@@ -312,33 +408,67 @@ static int walk_listing(struct sender *s, uint16_t si, int dfd, const char *wpat
 	}
 	if (rc == 0)
 		rc = send_dir_msg(s, MSG_DIR_END, 0, NULL, NULL);
-	for (size_t i = 0; rc == 0 && !(s->o->flags & REQ_NO_RECURSE) && i < l.n; i++) {
-		if (!S_ISDIR(l.ents[i].st.st_mode) ||
-		    path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0)
-			continue;
-		rc = walk_dir(s, si, child);
-	}
 	if (rc == 0 && !(s->o->flags & REQ_NO_RECURSE))
-		rc = send_dir_msg(s, MSG_DIR_META, 0, wpath, &dst);
+		return dirstack_push(d, &l, &dst);
 	dirlist_free(&l);
 	return rc;
 }
 
-static int walk_dir(struct sender *s, uint16_t si, const char *wpath)
+/* Opens the directory d->path through the jail and lists it. By path, not
+ * relative to its parent's fd: the parent's fd is closed once listed, so the
+ * walk holds one directory fd however deep it goes. */
+static int walk_enter(struct sender *s, uint16_t si, struct dirstack *d)
 {
 	char lp[PATH_MAX_WIRE + 1];
-	int rc = local_path(&s->srcs[si], wpath, lp, sizeof lp);
+	int rc = local_path(&s->srcs[si], d->path, lp, sizeof lp);
 	if (rc < 0) {
 		xfer_error(s->st, "%s", err_msg());
 		return 0;
 	}
 	int dfd = jail_open_dir(s->srcs[si].jail, lp, O_RDONLY);
 	if (dfd < 0) {
-		xfer_error(s->st, "%s: %s", wpath, err_msg());
+		xfer_error(s->st, "%s: %s", d->path, err_msg());
 		return 0;
 	}
-	rc = walk_listing(s, si, dfd, wpath, 0);
+	rc = walk_list(s, si, d, dfd, 0);
 	close(dfd);
+	return rc;
+}
+
+/* Walks what is below the listed directories on the stack, in the order
+ * docs/PROTOCOL.md gives: a directory's subdirectories depth-first in listing
+ * order, then its DIR_META, after its whole subtree. A loop, not a recursion:
+ * the stack is on the heap (fs/dirlist.h). */
+static int walk_below(struct sender *s, uint16_t si, struct dirstack *d)
+{
+	int rc = 0;
+
+	while (rc == 0 && d->n) {
+		if (dirstack_next_dir(d)) {
+			rc = walk_enter(s, si, d);
+			continue;
+		}
+		rc = send_meta(s, d->path, &dirstack_top(d)->st);
+		dirstack_pop(d);
+	}
+	return rc;
+}
+
+/* The whole tree at wire path wpath; dfd is the directory when the caller
+ * has it open already, else -1. */
+static int walk_tree(struct sender *s, uint16_t si, const char *wpath, int dfd)
+{
+	struct dirstack d;
+	int rc;
+
+	if (dirstack_init(&d, wpath) < 0) {
+		xfer_error(s->st, "%s", err_msg());
+		return 0;
+	}
+	rc = dfd >= 0 ? walk_list(s, si, &d, dfd, 0) : walk_enter(s, si, &d);
+	if (rc == 0)
+		rc = walk_below(s, si, &d);
+	dirstack_free(&d);
 	return rc;
 }
 
@@ -353,7 +483,7 @@ static int walk_root(struct sender *s)
 		int dfd = jail_open_dir(src->jail, src->base, O_RDONLY);
 		if (dfd < 0)
 			return dfd;
-		rc = walk_listing(s, 0, dfd, "", 0);
+		rc = walk_tree(s, 0, "", dfd);
 		close(dfd);
 		return rc;
 	}
@@ -393,35 +523,53 @@ static int walk_root(struct sender *s)
 		rc = send_dir_msg(s, MSG_DIR_END, 0, NULL, NULL);
 	for (size_t i = 0; rc == 0 && !(s->o->flags & REQ_NO_RECURSE) && i < s->nsrc; i++)
 		if (S_ISDIR(sts[i].st_mode))
-			rc = walk_dir(s, (uint16_t)i, s->srcs[i].top);
+			rc = walk_tree(s, (uint16_t)i, s->srcs[i].top, -1);
 	free(sts);
 	return rc;
 }
 
 /* --- totals --------------------------------------------------------------- */
 
-static void count_tree(const struct jail *j, const char *lp, int depth, uint64_t *files,
-		       uint64_t *bytes)
+/* Adds the regular files of the directory d->path (a local path) to the
+ * totals and keeps its listing on the stack for the descent. What cannot be
+ * read counts nothing: the totals only feed the progress line. */
+static void count_enter(const struct jail *j, struct dirstack *d, uint64_t *files,
+			uint64_t *bytes)
 {
 	struct dirlist l = { 0 };
-	char child[PATH_MAX_WIRE + 1];
-	int dfd = jail_open_dir(j, lp, O_RDONLY);
+	struct stat st;
+	int dfd = jail_open_dir(j, d->path, O_RDONLY);
 
-	if (dfd < 0 || depth > 2048)
+	if (dfd < 0)
 		return;
-	if (dirlist_read(dfd, &l) == 0) {
+	if (dirlist_read(dfd, &l) == 0 && fstat(dfd, &st) == 0) {
 		for (size_t i = 0; i < l.n; i++) {
 			if (S_ISREG(l.ents[i].st.st_mode)) {
 				(*files)++;
 				*bytes += (uint64_t)l.ents[i].st.st_size;
-			} else if (S_ISDIR(l.ents[i].st.st_mode) &&
-				   path_join(child, sizeof child, lp, l.ents[i].name) == 0) {
-				count_tree(j, child, depth + 1, files, bytes);
 			}
 		}
+		dirstack_push(d, &l, &st);   /* out of memory: that subtree is not counted */
 	}
 	dirlist_free(&l);
 	close(dfd);
+}
+
+/* The same loop over a heap stack as the walk (walk_below): no recursion. */
+static void count_tree(const struct jail *j, const char *lp, uint64_t *files, uint64_t *bytes)
+{
+	struct dirstack d;
+
+	if (dirstack_init(&d, lp) < 0)
+		return;
+	count_enter(j, &d, files, bytes);
+	while (d.n) {
+		if (dirstack_next_dir(&d))
+			count_enter(j, &d, files, bytes);
+		else
+			dirstack_pop(&d);
+	}
+	dirstack_free(&d);
 }
 
 /* TOTALS lets the client show an overall percentage and ETA; it costs one
@@ -441,7 +589,7 @@ static int send_totals(struct sender *s)
 			files++;
 			bytes += (uint64_t)st.st_size;
 		} else {
-			count_tree(s->srcs[i].jail, lp, 0, &files, &bytes);
+			count_tree(s->srcs[i].jail, lp, &files, &bytes);
 		}
 		if (dfd >= 0)
 			close(dfd);
@@ -468,9 +616,13 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 	s->o = o;
 	s->h = h;
 	s->st = st;
-	s->cap = o->window > 0 ? (size_t)o->window : XFER_DEFAULT_WINDOW;
+	s->cap = o->window > 0 && o->window < PROTO_WINDOW_FILES ? (size_t)o->window :
+									PROTO_WINDOW_FILES;
 	s->ring = calloc(s->cap, sizeof *s->ring);
-	if (!s->ring) {
+	s->mw = calloc(PROTO_META_PENDING, sizeof *s->mw);
+	if (!s->ring || !s->mw) {
+		free(s->ring);
+		free(s->mw);
 		free(s);
 		return err_set(-ENOMEM, "out of memory");
 	}
@@ -484,16 +636,15 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		rc = conn_send(c, &s->out);
 	}
 	if (rc == 0)
-		rc = pump(s, 0);
+		rc = pump(s, NEED_ALL, 0);
 	if (rc == 0)
 		rc = conn_flush(c);
 	while (rc == 0 && !s->have_result)
 		rc = recv_one(s);
-	if (rc == 0 && !(o->flags & REQ_DRY_RUN))
-		st->files_skipped = st->files_seen - s->wanted;
 	while (s->count)
 		ring_pop(s);
 	free(s->ring);
+	free(s->mw);
 	free(s);
 	return rc;
 }

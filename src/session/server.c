@@ -10,10 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs/quote.h"
 #include "proto/msg.h"
 #include "session/conn.h"
 #include "session/receiver.h"
 #include "session/sender.h"
+#include "util/chmod.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -50,36 +52,49 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 
 	key_fingerprint(sc->peer->pub, fpr);
 	if (!mod) {
+		char q[FS_QUOTE_BUF];
 		if (sc->on_auth)   /* probing for module names counts as a failure */
 			sc->on_auth(sc->ctx, 0);
-		return refuse(c, REF_UNKNOWN_MODULE, "unknown module '%s'", rq->module);
+		/* The name is the peer's, unchecked: quoted, or it could forge log lines. */
+		return refuse(c, REF_UNKNOWN_MODULE, "unknown module %s",
+			      fs_quote(q, rq->module, strlen(rq->module)));
 	}
+	/* From here on the module's own name (letters, digits, _ . -) is shown. */
 	keys = mod->authorized_keys ? mod->authorized_keys : sc->cfg->global.authorized_keys;
 	if (!keys)
 		return refuse(c, REF_NOT_AUTHORIZED,
-			      "module '%s' has no authorized keys configured", rq->module);
+			      "module '%s' has no authorized keys configured", mod->name);
+	if (!strcmp(keys, "none"))
+		return refuse(c, REF_NOT_AUTHORIZED, "module '%s' is closed", mod->name);
 	int ok = keys_authorized(keys, sc->peer->pub);
 	if (ok < 0) {
 		log_err("%s", err_msg());
 		return refuse(c, REF_INTERNAL, "module '%s': the server cannot read its key list",
-			      rq->module);
+			      mod->name);
 	}
 	if (sc->on_auth)
 		sc->on_auth(sc->ctx, ok);
 	if (!ok)
 		return refuse(c, REF_NOT_AUTHORIZED, "key %s is not authorized for module '%s'",
-			      fpr, rq->module);
+			      fpr, mod->name);
 	if (rq->protection < mod->protection)
 		return refuse(c, REF_PROTECTION,
 			      "module '%s' requires protection '%s' or stronger (asked: '%s')",
-			      rq->module, prot_name(mod->protection), prot_name(rq->protection));
+			      mod->name, prot_name(mod->protection), prot_name(rq->protection));
 	if (rq->op == OP_PUSH && mod->read_only)
-		return refuse(c, REF_READ_ONLY, "module '%s' is read-only", rq->module);
+		return refuse(c, REF_READ_ONLY, "module '%s' is read-only", mod->name);
 	if (path_check(rq->path, strlen(rq->path)) < 0)
-		return refuse(c, REF_BAD_PATH, "%s", err_msg());
-	log_info("key %s: %s module '%s' path '%s' protection %s", fpr,
+		return refuse(c, REF_BAD_PATH, "%s", err_msg());   /* path_check quotes the path */
+	if (rq->backup_dir[0] && path_check(rq->backup_dir, strlen(rq->backup_dir)) < 0)
+		return refuse(c, REF_BAD_PATH, "--backup-dir: %s", err_msg());
+	if (strchr(rq->suffix, '/'))
+		return refuse(c, REF_BAD_PATH, "--suffix: a suffix has no '/'");
+	if (rq->chmod[0] && chmod_check(rq->chmod) < 0)
+		return refuse(c, REF_BAD_PATH, "--chmod: %s", err_msg());
+	char qp[FS_QUOTE_BUF];
+	log_info("key %s: %s module '%s' path %s protection %s", fpr,
 		 rq->op == OP_PUSH ? "push to" : rq->op == OP_PULL ? "pull from" : "list",
-		 rq->module, rq->path, prot_name(rq->protection));
+		 mod->name, fs_quote(qp, rq->path, strlen(rq->path)), prot_name(rq->protection));
 	*out = mod;
 	return 0;
 }
@@ -129,7 +144,10 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 		  struct jail *j)
 {
 	/* setuid/setgid bits from a client are dropped (a daemon often runs as root) */
-	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1 };
+	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1,
+			       .chmod = rq->chmod[0] ? rq->chmod : NULL,
+			       .backup_dir = rq->backup_dir[0] ? rq->backup_dir : NULL,
+			       .suffix = rq->suffix[0] ? rq->suffix : NULL };
 	struct xfer_hooks h = { 0 };
 	struct xfer_stats st = { 0 };
 	struct source src;
@@ -145,8 +163,8 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 		if (rq->op == OP_LIST && !is_dir(j, rq->path))
 			fl &= ~REQ_SLASH;
 		source_of(&src, j, rq->path, fl);
-		if (rq->op == OP_LIST)
-			o.flags = (o.flags | REQ_NO_RECURSE) & ~REQ_CHECKSUM;
+		if (rq->op == OP_LIST)   /* ls -r recurses, as rsync --list-only -r */
+			o.flags &= ~REQ_CHECKSUM;
 		rc = sender_run(c, &src, 1, &o, &h, &st);
 	}
 	if (rc == 0)
@@ -175,9 +193,11 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		log_err("%s", err_msg());
 		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
 	}
-	if (rc == 0 && m->u.request.op != OP_PUSH && !exists(&j, m->u.request.path))
-		rc = refuse(&c, REF_NOT_FOUND, "module '%s': '%s' does not exist", mod->name,
-			    m->u.request.path);
+	if (rc == 0 && m->u.request.op != OP_PUSH && !exists(&j, m->u.request.path)) {
+		char q[FS_QUOTE_BUF];
+		rc = refuse(&c, REF_NOT_FOUND, "module '%s': %s does not exist", mod->name,
+			    fs_quote(q, m->u.request.path, strlen(m->u.request.path)));
+	}
 	if (rc == 0) {
 		struct msg acc = { .type = MSG_ACCEPT };
 		acc.u.accept.protection = m->u.request.protection;

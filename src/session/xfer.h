@@ -13,8 +13,8 @@
 struct progress;
 
 struct xfer_hooks {
-	/* A change made (or, with --dry-run, that would be made). */
-	void (*change)(void *ctx, int kind, const char *path);
+	/* A change made (or, with --dry-run, that would be made); bits: CHGB_*. */
+	void (*change)(void *ctx, int kind, unsigned bits, const char *path);
 	/* ls: one entry of a listing (type, mode, size, mtime, name, link target). */
 	void (*entry)(void *ctx, int type, uint32_t mode, uint64_t size, int64_t mtime,
 		      const char *name, const char *target);
@@ -27,6 +27,9 @@ struct xfer_opts {
 	struct writer_opts writer;
 	int window;                  /* entries in flight; 0 = default (at most PROTO_WINDOW_FILES) */
 	int strip_setid;             /* receiver: clear setuid/setgid bits of what the peer sends */
+	const char *chmod;           /* receiver: --chmod (checked), NULL = none */
+	const char *backup_dir;      /* receiver, with REQ_BACKUP: relative to the root, NULL = beside */
+	const char *suffix;          /* receiver, with REQ_BACKUP: NULL = rsync's default */
 };
 
 struct xfer_stats {
@@ -44,6 +47,13 @@ struct xfer_stats {
 
 /* Records a per-file error: counted, the first message kept, logged. */
 void xfer_error(struct xfer_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A failure the peer learns of through the stream and counts itself (a file
+ * that could not be read, announced in its FILE_END): logged, its message
+ * kept if it is the first, not counted here. */
+void xfer_note(struct xfer_stats *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds the failures of `earlier` (e.g. sources that could not be opened)
+ * to st; the first message is then the earlier one. */
+void xfer_merge(struct xfer_stats *st, const struct xfer_stats *earlier);
 
 /* Where a tree is read from: a jail, the path of the transfer root inside it
  * ("" = the jail's root), and the one top-level name to send ("" = send the

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -28,7 +29,7 @@ enum scope { S_GLOBAL = 1, S_MODULE = 2 };
 
 enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
-	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT,
+	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE,
 	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION,
 };
 
@@ -47,6 +48,9 @@ static const struct {
 	{ "host key",           K_HOST_KEY,   S_GLOBAL },
 	{ "authorized keys",    K_AUTH_KEYS,  S_GLOBAL | S_MODULE },
 	{ "handshake timeout",  K_HS_TIMEOUT, S_GLOBAL },
+	{ "max unauthenticated per address", K_MAX_UNAUTH_ADDR, S_GLOBAL },
+	{ "timeout",            K_TIMEOUT,    S_GLOBAL },
+	{ "stale temporaries",  K_STALE,      S_GLOBAL },
 	{ "path",               K_PATH,       S_MODULE },
 	{ "comment",            K_COMMENT,    S_MODULE },
 	{ "read only",          K_READ_ONLY,  S_MODULE },
@@ -67,6 +71,40 @@ struct pstate {
 static int perr(const struct pstate *p, const char *what, const char *detail)
 {
 	return err_set(-EINVAL, "%s:%d: %s%s", p->file, p->line, what, detail ? detail : "");
+}
+
+static int parse_uint_range(const char *s, long lo, long hi, long *out);
+
+int listen_split(const char *s, char *host, size_t hcap, unsigned *port)
+{
+	const char *colon;
+	long v;
+
+	*port = FERRY_DEFAULT_PORT;
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+		if (!rb)
+			return err_set(-EINVAL, "listen '%s': missing ']'", s);
+		snprintf(host, hcap, "%.*s", (int)(rb - s - 1), s + 1);
+		colon = rb[1] == ':' ? rb + 1 : NULL;
+		if (rb[1] && !colon)
+			return err_set(-EINVAL, "listen '%s': junk after ']'", s);
+	} else {
+		colon = strrchr(s, ':');
+		if (colon && strchr(s, ':') != colon)
+			return err_set(-EINVAL, "listen '%s': write IPv6 addresses in brackets", s);
+		snprintf(host, hcap, "%.*s", colon ? (int)(colon - s) : (int)strlen(s), s);
+	}
+	if (colon) {
+		if (strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+		    parse_uint_range(colon + 1, 0, 65535, &v) < 0)
+			return err_set(-EINVAL, "listen '%s': port '%s' is not a number from 0 (any) to "
+				       "65535", s, colon + 1);
+		*port = (unsigned)v;
+	}
+	if (!host[0])
+		snprintf(host, hcap, "0.0.0.0");
+	return 0;
 }
 
 static int parse_uint_range(const char *s, long lo, long hi, long *out)
@@ -179,6 +217,33 @@ bad:
 	return err_set(-EINVAL, "bad rate \"%.64s\" (KiB/s, or a number with K, M or G)", s);
 range:
 	return err_set(-ERANGE, "rate \"%.64s\" is too large", s);
+}
+
+int parse_age(const char *s, long *seconds)
+{
+	static const struct {
+		char unit;
+		long mult;
+	} units[] = { { '\0', 3600 }, { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	const long max = 365L * 86400;
+	long v = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (v <= max)   /* stops growing past the limit: no overflow */
+			v = v * 10 + (*p - '0');
+	if (p == s || (p[0] && p[1]))
+		goto bad;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (units[i].unit != (char)tolower((unsigned char)*p))
+			continue;
+		if (v > max / units[i].mult)
+			return err_set(-ERANGE, "age \"%.64s\" is more than 365 days", s);
+		*seconds = v * units[i].mult;
+		return 0;
+	}
+bad:
+	return err_set(-EINVAL, "bad age \"%.64s\" (hours, or a number with s, m, h or d)", s);
 }
 
 static char *trim(char *s)
@@ -338,10 +403,15 @@ static int set_key(struct pstate *p, char *line)
 	*seen |= 1u << keys[k].id;
 
 	switch (keys[k].id) {
-	case K_LISTEN:
+	case K_LISTEN: {
+		char host[256];
+		unsigned port;
 		if (!*val)
 			return perr(p, "listen: empty address", NULL);
+		if (listen_split(val, host, sizeof host, &port) < 0)
+			return perr(p, err_msg(), NULL);
 		return set_str(&g->listen, val, p);
+	}
 	case K_MAX_CONN:
 		if (parse_uint_range(val, 0, 65535, &n) < 0)
 			return perr(p, "max connections: not a number 0..65535: ", val);
@@ -390,6 +460,20 @@ static int set_key(struct pstate *p, char *line)
 			return perr(p, "handshake timeout: not a number of seconds 1..3600: ", val);
 		g->handshake_timeout = (int)n;
 		return 0;
+	case K_MAX_UNAUTH_ADDR:
+		if (parse_uint_range(val, 0, 65535, &n) < 0)
+			return perr(p, "max unauthenticated per address: not a number 0..65535: ", val);
+		g->max_unauth_per_addr = (unsigned)n;
+		return 0;
+	case K_TIMEOUT:
+		if (parse_uint_range(val, 1, 86400, &n) < 0)
+			return perr(p, "timeout: not a number of seconds 1..86400: ", val);
+		g->io_timeout = (int)n;
+		return 0;
+	case K_STALE:
+		if (parse_age(val, &g->stale_age) < 0)
+			return err_wrap(-EINVAL, "%s:%d: stale temporaries", p->file, p->line);
+		return 0;
 	case K_PATH:
 		if (!*val)
 			return perr(p, "path: empty", NULL);
@@ -417,7 +501,10 @@ static int set_defaults(struct ferry_config *c)
 	g->max_unauthenticated = 8;
 	g->nice = 10;
 	g->ionice = 2;
+	g->max_unauth_per_addr = 4;
 	g->handshake_timeout = 10;
+	g->io_timeout = 300;
+	g->stale_age = 24L * 3600;
 	g->listen = strdup("0.0.0.0");
 	g->log = strdup("stderr");
 	if (!g->listen || !g->log)
@@ -520,25 +607,6 @@ int config_load(const char *path, struct ferry_config *out)
 	r = config_parse(text, got, path, out);
 	if (r < 0)
 		goto out;
-	if (!out->global.host_key) {
-		/* Next to the config file, as the header promises. */
-		const char *slash = strrchr(path, '/');
-		size_t dl = slash ? (size_t)(slash - path) : 1;
-		const char *dir = slash ? path : ".";
-		char *hk;
-
-		if (slash == path)
-			dl = 0;   /* "/ferry.conf" -> "/host_key" */
-		hk = malloc(dl + sizeof "/host_key");
-		if (!hk) {
-			config_free(out);
-			r = err_set(-ENOMEM, "config %s: out of memory", path);
-			goto out;
-		}
-		memcpy(hk, dir, dl);
-		memcpy(hk + dl, "/host_key", sizeof "/host_key");
-		out->global.host_key = hk;
-	}
 out:
 	free(text);
 	if (fd >= 0)

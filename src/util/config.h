@@ -23,15 +23,18 @@ struct module_cfg {
 
 struct global_cfg {
 	char *listen;             /* "ADDR", "ADDR:PORT", "[v6]:PORT"; default "0.0.0.0" */
-	unsigned max_connections; /* default 4; 0 = unlimited */
-	unsigned max_unauthenticated; /* default 8 */
+	unsigned max_connections; /* authorized sessions at a time; default 4; 0 = unlimited */
+	unsigned max_unauthenticated; /* connections not yet authorized; default 8; 0 = unlimited */
+	unsigned max_unauth_per_addr; /* the same from one IPv4 address or IPv6 /64; default 4; 0 = unlimited */
 	uint64_t bwlimit;         /* bytes/s, 0 = none */
 	int nice;                 /* default 10; range -20..19 */
 	int ionice;               /* class idle(3) / best-effort(2) / none(0): "idle" | "best-effort" | "none"; default best-effort */
 	char *log;                /* "stderr" (default) | "syslog" */
 	char *host_key;           /* default: <config dir>/host_key */
 	char *authorized_keys;    /* default for modules */
-	int handshake_timeout;    /* seconds, default 10 */
+	int handshake_timeout;    /* seconds from accept to an authorized request, default 10 */
+	int io_timeout;           /* "timeout": seconds per record afterwards, default 300 */
+	long stale_age;           /* "stale temporaries": seconds, default 24 h; 0 = no sweep */
 };
 
 struct ferry_config {
@@ -49,6 +52,14 @@ const struct module_cfg *config_module(const struct ferry_config *c, const char 
 
 /* "1000", "1000K", "10M", "1G" (KiB/s when no suffix, as rsync --bwlimit) to bytes/s. */
 int parse_rate(const char *s, uint64_t *bytes_per_sec);
+/* "36" (hours), "90s", "15m", "24h", "2d" to seconds, at most 365 days;
+ * "0" (any unit) is 0. */
+int parse_age(const char *s, long *seconds);
+/* A listen address: "ADDR", "ADDR:PORT", "[V6]", "[V6]:PORT", ":PORT"; no
+ * address = 0.0.0.0, no port = FERRY_DEFAULT_PORT, port 0 = any (the kernel
+ * picks one). A port past 65535 is an error, never wrapped. -EINVAL with
+ * err_msg() naming the value. */
+int listen_split(const char *spec, char *host, size_t hcap, unsigned *port);
 /* "encrypt" | "integrity" | "none" to enum protection. */
 int parse_protection(const char *s, int *out);
 

@@ -102,7 +102,7 @@ url() { echo "ferry://127.0.0.1:$PORT/$1"; }
 ferry_c() {
   local cmd=$1; shift
   # shellcheck disable=SC2086
-  $FERRY_CLIENT "$cmd" -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+  $FERRY_CLIENT "$cmd" --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
     --accept-new "$@"
 }
 
@@ -236,6 +236,6 @@ eurl() { echo "ferry://127.0.0.1:$EPORT/$1"; }
 ferry_e() {
   local cmd=$1; shift
   # shellcheck disable=SC2086
-  $FERRY_CLIENT "$cmd" -i "$T/clienthome/id_ferry" --known-hosts "$T/evil_known_hosts" \
+  $FERRY_CLIENT "$cmd" --identity "$T/clienthome/id_ferry" --known-hosts "$T/evil_known_hosts" \
     --accept-new "$@"
 }

@@ -10,6 +10,7 @@ write_config "comment = the test module" \
   "[private]" "path = $T/private" "authorized keys = $T/serverhome/private_keys"
 mkdir -p "$T/enc" "$T/ro" "$T/private"
 echo readonly-data > "$T/ro/file"
+echo "# nobody yet" > "$T/serverhome/private_keys"   # a missing list is an error at start
 start_server
 mkdir -p "$T/src"
 echo hello > "$T/src/file"
@@ -41,7 +42,7 @@ fpr=$(sed -n 's/^fingerprint \(BLAKE2b:[^ ]*\).*/\1/p' "$T/keygen.err")
 [ -n "$fpr" ] || { cat "$T/keygen.err" >&2; fail "keygen printed no fingerprint"; }
 stranger() {
   # shellcheck disable=SC2086
-  $FERRY_CLIENT "$1" -i "$T/stranger" --known-hosts "$T/clienthome/known_hosts" --accept-new "${@:2}"
+  $FERRY_CLIENT "$1" --identity "$T/stranger" --known-hosts "$T/clienthome/known_hosts" --accept-new "${@:2}"
 }
 refused 5 stranger push -q "$T/src/" "$(url m/stranger)"
 show "unknown key" 
@@ -89,7 +90,7 @@ note "a group-readable private key is refused locally (3)"
 cp "$T/clienthome/id_ferry" "$T/loose_key"
 chmod 640 "$T/loose_key"
 # shellcheck disable=SC2086
-expect_rc 3 $FERRY_CLIENT push -q -i "$T/loose_key" --known-hosts "$T/clienthome/known_hosts" \
+expect_rc 3 $FERRY_CLIENT push -q --identity "$T/loose_key" --known-hosts "$T/clienthome/known_hosts" \
   --accept-new "$T/src/" "$(url m/loose)"
 show "mode 640 key"
 grep -q "chmod 600" "$T/last.err" || fail "no clear message about the key's mode"
@@ -98,14 +99,14 @@ grep -q "chmod 600" "$T/last.err" || fail "no clear message about the key's mode
 unpenalize
 chmod 604 "$T/loose_key"
 # shellcheck disable=SC2086
-expect_rc 3 $FERRY_CLIENT push -q -i "$T/loose_key" --known-hosts "$T/clienthome/known_hosts" \
+expect_rc 3 $FERRY_CLIENT push -q --identity "$T/loose_key" --known-hosts "$T/clienthome/known_hosts" \
   --accept-new "$T/src/" "$(url m/loose)"
 unpenalize
 [ ! -e "$T/mod/loose" ] || fail "a push with an unsafe key happened"
 
 note "an unknown host without --accept-new and no TTY is refused (6), nothing written"
 # shellcheck disable=SC2086
-expect_rc 6 $FERRY_CLIENT push -q -i "$T/clienthome/id_ferry" --known-hosts "$T/kh-new" \
+expect_rc 6 $FERRY_CLIENT push -q --identity "$T/clienthome/id_ferry" --known-hosts "$T/kh-new" \
   "$T/src/" "$(url m/newhost)" < /dev/null
 show "unknown host"
 [ ! -e "$T/kh-new" ] || fail "known_hosts was written without confirmation"

@@ -43,7 +43,7 @@ expect_rc 1 ferry_c push --bwlimit lots "$T" "ferry://127.0.0.1:1/m"
 grep -q -- "--bwlimit lots" "$T/last.err" || fail "bad --bwlimit not named"
 expect_rc 1 ferry_c push "$T" "ferry://127.0.0.1:99999/m"
 grep -q "bad port" "$T/last.err" || fail "bad port not named"
-expect_rc 3 ferry_c push "$T/does-not-exist" "ferry://127.0.0.1:1/m"
+expect_rc 23 ferry_c push "$T/does-not-exist" "ferry://127.0.0.1:1/m"   # as rsync: reported, and 23
 grep -q "does-not-exist: No such file" "$T/last.err" || fail "missing source not named"
 
 note "--help after a command prints the usage, as rsync's and scp's users expect"

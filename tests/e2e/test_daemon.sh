@@ -22,7 +22,7 @@ MAXCONN=1 write_config
 start_server
 head -c $((32 << 20)) /dev/urandom > "$T/src/big"
 # shellcheck disable=SC2086
-$FERRY_CLIENT push -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+$FERRY_CLIENT push --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
   --accept-new --bwlimit 8M "$T/src/" "$(url m/slow)" > /dev/null 2>&1 &
 slow=$!
 for _ in $(seq 1 100); do

@@ -62,7 +62,7 @@ note "a malicious server sends 400,000 entries to a pulling client"
 { echo 'DIR_BEGIN 0 ""'; echo 'REPEAT 400000 ENTRY file f%d'; echo DIR_END; echo END; } > "$T/pull.script"
 EVIL_NO_DATA=1 start_evil_server "$T/pull.script"
 rc=0
-"$FERRY_TOOLS/ferry-maxrss" "$T/client.rss" $FERRY_CLIENT pull -i "$T/clienthome/id_ferry" \
+"$FERRY_TOOLS/ferry-maxrss" "$T/client.rss" $FERRY_CLIENT pull --identity "$T/clienthome/id_ferry" \
   --known-hosts "$T/evil_known_hosts" --accept-new "$(eurl m/x)" "$T/dest" > "$T/pull.out" 2>&1 || rc=$?
 [ "$rc" = 12 ] || [ "$rc" = 2 ] || { cat "$T/pull.out"; fail "expected a protocol error (2 or 12), got $rc"; }
 grep -q "more than 2048 files" "$T/pull.out" || { cat "$T/pull.out"; fail "the client did not name the limit"; }

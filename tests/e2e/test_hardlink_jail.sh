@@ -34,7 +34,7 @@ note "finding 12b: --delete leaves another session's temporary alone"
 mkdir -p "$T/bigsrc" "$T/empty"
 head -c $((24 << 20)) /dev/urandom > "$T/bigsrc/big"
 # shellcheck disable=SC2086
-$FERRY_CLIENT push -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+$FERRY_CLIENT push --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
   --accept-new --bwlimit 6M "$T/bigsrc/" "$(url m/shared)" > "$T/slow.out" 2>&1 &
 slow=$!
 for _ in $(seq 1 200); do

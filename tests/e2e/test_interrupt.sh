@@ -14,7 +14,7 @@ cp "$T/mod/dst/big.bin" "$T/old-version"
 # A new, large version, sent slowly so the client is surely mid-file when killed.
 head -c $((64 << 20)) /dev/urandom > "$src/big.bin"
 # shellcheck disable=SC2086
-$FERRY_CLIENT push -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+$FERRY_CLIENT push --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
   --bwlimit 4M "$src/" "$(url m/dst)" > /dev/null 2>&1 &
 cpid=$!   # the client itself (or its emulator), not a subshell
 for _ in $(seq 1 100); do
@@ -39,7 +39,7 @@ cmp "$src/big.bin" "$T/mod/dst/big.bin" || fail "new version not complete"
 note "a daemon stopped mid-file leaves no partial file either"
 head -c $((64 << 20)) /dev/urandom > "$src/big.bin"
 # shellcheck disable=SC2086
-$FERRY_CLIENT push -i "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+$FERRY_CLIENT push --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
   --bwlimit 4M "$src/" "$(url m/dst)" > /dev/null 2>&1 &
 cpid=$!
 for _ in $(seq 1 100); do

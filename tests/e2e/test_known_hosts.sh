@@ -27,3 +27,23 @@ expect_rc 1 $FERRY_CLIENT known-hosts --known-hosts "$kh" -R "127.0.0.1:$PORT"
 grep -q "no key for 127.0.0.1:$PORT" "$T/last.err" || fail "no message for a host that is not there"
 expect_rc 0 ferry_c ls "$(url m)"
 grep -q "^127.0.0.1:$PORT " "$kh" || fail "the new key was not recorded"
+
+note "ferry serve DIR and ferry serve --config FILE keep the same host key"
+stop_server
+mkdir -p "$T/plain" "$T/etc"
+# shellcheck disable=SC2086
+FERRY_HOME=$T/serverhome $FERRY_SERVER serve "$T/plain" --listen 127.0.0.1:0 > /dev/null 2> "$T/server.log" &
+SERVER_PID=$!
+wait_listening
+fp1=$(grep -o 'host key BLAKE2b:[^ ]*' "$T/server.log")
+stop_server
+printf '[global]\nlisten = 127.0.0.1:0\nauthorized keys = %s\n[m]\npath = %s\n' \
+  "$T/serverhome/authorized_keys" "$T/plain" > "$T/etc/ferry.conf"
+: > "$T/server.log"
+# shellcheck disable=SC2086
+FERRY_HOME=$T/serverhome $FERRY_SERVER serve --config "$T/etc/ferry.conf" > /dev/null 2> "$T/server.log" &
+SERVER_PID=$!
+wait_listening
+fp2=$(grep -o 'host key BLAKE2b:[^ ]*' "$T/server.log")
+[ -n "$fp1" ] && [ "$fp1" = "$fp2" ] || fail "the host key changed between the two ways to start: $fp1 / $fp2"
+[ ! -e "$T/etc/host_key" ] || fail "a second host key was made next to the config file"

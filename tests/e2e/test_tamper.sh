@@ -129,7 +129,7 @@ head -c $((200 * 1024 * 1024)) /dev/zero > "$T/mod/huge/zeros"   # not sparse-de
 for i in 1 2; do
   mkdir -p "$T/dl-vanish$i"
   # shellcheck disable=SC2086
-  timeout -s KILL 0.3 $FERRY_CLIENT pull -q -i "$T/clienthome/id_ferry" \
+  timeout -s KILL 0.3 $FERRY_CLIENT pull -q --identity "$T/clienthome/id_ferry" \
     --known-hosts "$T/clienthome/known_hosts" --accept-new --protection none \
     "$(url m/huge/)" "$T/dl-vanish$i/" > /dev/null 2>&1 || true
   sleep 0.3

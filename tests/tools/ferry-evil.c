@@ -314,6 +314,9 @@ static int send_raw_request(struct conn *c, uint8_t op, uint8_t prot, uint32_t f
 	p = put(p, pl, 2);
 	memcpy(p, path, pl);
 	p += pl;
+	p = put(p, 0, 2);   /* backup dir, suffix, chmod: empty */
+	p = put(p, 0, 2);
+	p = put(p, 0, 2);
 	return chan_send(c->ch, buf, (size_t)(p - buf));
 }
 

@@ -284,34 +284,6 @@ static void test_names(void **state)
 	assert_int_equal(count_temps(f->dfd), 0);
 }
 
-static void test_clean_stale(void **state)
-{
-	struct fx *f = *state;
-	struct timespec old[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
-	struct afile a;
-	int rfd;
-
-	put(f->dfd, ".ferry-AAAAAA.old", "stale");
-	assert_int_equal(utimensat(f->dfd, ".ferry-AAAAAA.old", old, 0), 0);
-	put(f->dfd, ".ferry-BBBBBB.fresh", "in use");
-	put(f->dfd, "regular", "keep");
-	assert_int_equal(utimensat(f->dfd, "regular", old, 0), 0);
-	assert_int_equal(mkdirat(f->dfd, ".ferry-dir", 0755), 0);
-	assert_int_equal(utimensat(f->dfd, ".ferry-dir", old, 0), 0);
-	assert_int_equal(afile_open(&a, f->dfd, "open", 0, NULL), 0);
-
-	assert_int_equal(afile_clean_stale(f->dfd, 3600), 1);
-	assert_int_equal(faccessat(f->dfd, ".ferry-AAAAAA.old", F_OK, AT_SYMLINK_NOFOLLOW), -1);
-	assert_int_equal(faccessat(f->dfd, ".ferry-BBBBBB.fresh", F_OK, AT_SYMLINK_NOFOLLOW), 0);
-	assert_int_equal(faccessat(f->dfd, "regular", F_OK, AT_SYMLINK_NOFOLLOW), 0);
-	assert_int_equal(faccessat(f->dfd, ".ferry-dir", F_OK, AT_SYMLINK_NOFOLLOW), 0);
-	assert_int_equal(faccessat(f->dfd, a.tmp, F_OK, AT_SYMLINK_NOFOLLOW), 0);
-	afile_abort(&a);
-	rfd = openat(f->dfd, ".", O_RDONLY | O_DIRECTORY);
-	assert_int_equal(afile_clean_stale(rfd, 0), 1);   /* the fresh one now */
-	close(rfd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,7 +294,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_over_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_over_directory_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_clean_stale, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,9 +105,13 @@ static void test_roundtrip_all(void **state)
 	m.u.request.op = OP_PUSH;
 	m.u.request.protection = 2;
 	m.u.request.flags = REQ_DELETE | REQ_SLASH;
-	strcpy(m.u.request.module, "backup");
+	memset(m.u.request.module, 'm', MSG_MAX_NAME);
 	memset(m.u.request.path, 'p', MSG_MAX_PATH);
 	m.u.request.path[MSG_MAX_PATH] = '\0';
+	/* the largest message there is: every string at its limit */
+	memset(m.u.request.backup_dir, 'b', MSG_MAX_PATH);
+	memset(m.u.request.suffix, 's', MSG_MAX_NAME);
+	memset(m.u.request.chmod, 'c', MSG_MAX_NAME);
 	roundtrip(&m);
 
 	memset(&m, 0, sizeof m);

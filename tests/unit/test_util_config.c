@@ -80,9 +80,12 @@ static void test_defaults(void **state)
 	assert_int_equal(c.global.nice, 10);
 	assert_int_equal(c.global.ionice, 2);
 	assert_string_equal(c.global.log, "stderr");
-	assert_null(c.global.host_key);   /* config_load puts it next to the file */
+	assert_null(c.global.host_key);
 	assert_null(c.global.authorized_keys);
 	assert_int_equal(c.global.handshake_timeout, 10);
+	assert_int_equal(c.global.max_unauth_per_addr, 4);
+	assert_int_equal(c.global.io_timeout, 300);
+	assert_int_equal(c.global.stale_age, 24 * 3600);
 	assert_int_equal(c.n_modules, 0);
 	config_free(&c);
 
@@ -103,7 +106,9 @@ static void test_defaults(void **state)
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	assert_int_equal(config_load(path, &c), 0);
-	assert_string_equal(c.global.host_key, "/tmp/host_key");
+	/* the default (ferry's directory, or an old key next to the file) is
+	 * the daemon's to choose: cmd_serve.c, tested in test_known_hosts.sh */
+	assert_null(c.global.host_key);
 	config_free(&c);
 	unlink(path);
 	assert_int_equal(config_load(path, &c), -ENOENT);
@@ -130,6 +135,13 @@ static void test_errors(void **state)
 		{ "nice = -21\n", "t.conf:1:", "nice" },
 		{ "nice = 1x\n", "t.conf:1:", "nice" },
 		{ "handshake timeout = 0\n", "t.conf:1:", "handshake timeout" },
+		{ "timeout = 0\n", "t.conf:1:", "timeout: not a number of seconds 1..86400" },
+		{ "timeout = 86401\n", "t.conf:1:", "timeout" },
+		{ "max unauthenticated per address = -1\n", "t.conf:1:",
+		  "max unauthenticated per address" },
+		{ "stale temporaries = 1w\n", "t.conf:1:", "stale temporaries: bad age \"1w\"" },
+		{ "stale temporaries = 366d\n", "t.conf:1:", "more than 365 days" },
+		{ "[m]\npath=/x\ntimeout = 5\n", "t.conf:3:", "not allowed in a module" },
 		{ "bwlimit = fast\n", "t.conf:1:", "bwlimit: bad rate \"fast\"" },
 		{ "[m]\npath=/x\nbwlimit = 10Q\n", "t.conf:3:", "bwlimit" },
 		{ "bwlimit = 99999999999999999999G\n", "t.conf:1:", "too large" },
@@ -240,6 +252,43 @@ static void test_parse_rate(void **state)
 	assert_int_equal(parse_rate("18446744073709551616", &v), -ERANGE);
 }
 
+/* The daemon's abuse limits: the per-address cap, the I/O timeout and the
+ * age of stale temporaries (a plain number is hours). */
+static void test_daemon_limits(void **state)
+{
+	static const struct {
+		const char *s;
+		long want;
+	} ages[] = {
+		{ "36", 36 * 3600 }, { "90s", 90 }, { "15m", 900 }, { "24h", 86400 }, { "2d", 172800 },
+		{ "2D", 172800 }, { "0", 0 }, { "0h", 0 }, { "365d", 365L * 86400 },
+		{ "8760", 365L * 86400 },
+	};
+	static const char *const bad[] = { "", "h", "-1", "1.5h", "1 h", "1hh", "1w", "0x10" };
+	struct ferry_config c;
+	long v;
+
+	(void)state;
+	assert_int_equal(parse("max unauthenticated per address = 2\ntimeout = 60\n"
+			       "Stale  Temporaries = 36\n", &c), 0);
+	assert_int_equal(c.global.max_unauth_per_addr, 2);
+	assert_int_equal(c.global.io_timeout, 60);
+	assert_int_equal(c.global.stale_age, 36 * 3600);
+	config_free(&c);
+	assert_int_equal(parse("max unauthenticated per address = 0\nstale temporaries = 0\n", &c), 0);
+	assert_int_equal(c.global.max_unauth_per_addr, 0);   /* no cap */
+	assert_int_equal(c.global.stale_age, 0);             /* no sweep */
+	config_free(&c);
+	for (size_t i = 0; i < sizeof ages / sizeof ages[0]; i++)
+		if (parse_age(ages[i].s, &v) != 0 || v != ages[i].want)
+			fail_msg("parse_age(\"%s\") = %ld, want %ld", ages[i].s, v, ages[i].want);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (parse_age(bad[i], &v) != -EINVAL)
+			fail_msg("parse_age(\"%s\") accepted", bad[i]);
+	assert_int_equal(parse_age("8761", &v), -ERANGE);
+	assert_int_equal(parse_age("99999999999999999999d", &v), -ERANGE);
+}
+
 /* The numbers of enum protection in channel/channel.h. */
 static void test_parse_protection(void **state)
 {
@@ -265,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_hard_limits),
 		cmocka_unit_test(test_parse_rate),
+		cmocka_unit_test(test_daemon_limits),
 		cmocka_unit_test(test_parse_protection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: MIT */
+/* The push / pull / ls command line. Every flag in rsync's OPTIONS SUMMARY
+ * is in rsync_flags[]: handled with rsync's meaning (ferry's own code below),
+ * accepted because it already is ferry's behaviour, or refused with the
+ * reason. ferry's own flags (--identity, --protection, ...) come after. */
+#include "cli/opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fs/jail.h"
+#include "util/chmod.h"
+#include "cli/cli.h"
+#include "session/progress.h"
+#include "util/config.h"
+#include "util/err.h"
+#include "util/log.h"
+
+enum action { OWN, SAME, REFUSE };
+
+/* ids of what ferry handles itself (short options use their letter) */
+enum {
+	O_INFO = 256, O_DEBUG, O_STDERR, O_BACKUP_DIR, O_SUFFIX, O_CHMOD, O_EXISTING,
+	O_IGNORE_EXISTING, O_DELETE, O_IGNORE_MISSING, O_TIMEOUT, O_SIZE_ONLY, O_PORT,
+	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP,
+	/* ferry's own */
+	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY,
+	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
+};
+
+struct rflag {
+	const char *name;     /* long name, NULL if only a short one */
+	char short_opt;       /* 0 if none */
+	int has_arg;
+	enum action act;
+	int id;               /* OWN: the id the switch handles */
+	const char *why;      /* SAME: what ferry already does; REFUSE: why not */
+};
+
+#define NO_SHELL "ferry talks to its own daemon over its own protocol: there is no remote shell"
+#define NO_FOLLOW "ferry keeps symlinks as links and never follows one (the jail relies on it)"
+#define LATER_META "owners, groups, devices, hard links, ACLs and xattrs are not kept yet"
+#define LATER_FILTER "filter rules are not implemented yet"
+#define LATER_DELTA "ferry sends changed files whole: there is no delta transfer yet"
+#define LATER_ZSTD "compression is not implemented yet"
+#define ATOMIC "ferry writes every file to a temporary beside it and renames it into place"
+#define LATER_SNAP "versioned backups will be a module option on the box"
+
+static const struct rflag rsync_flags[] = {
+	{ "verbose", 'v', 0, OWN, 'v', NULL },
+	{ "info", 0, 1, OWN, O_INFO, NULL },
+	{ "debug", 0, 1, REFUSE, 0, "use -vv for ferry's debug output" },
+	{ "stderr", 0, 1, REFUSE, 0, "ferry writes errors to stderr and everything else to stdout" },
+	{ "quiet", 'q', 0, OWN, 'q', NULL },
+	{ "no-motd", 0, 0, SAME, 0, "a ferry daemon sends no message of the day" },
+	{ "checksum", 'c', 0, OWN, 'c', NULL },
+	{ "no-OPTION", 0, 0, REFUSE, 0, "ferry's -a implies nothing that could be turned off; the "
+	  "--no- forms it has are listed here" },
+	{ "archive", 'a', 0, OWN, 'a', NULL },
+	{ "recursive", 'r', 0, OWN, 'r', NULL },
+	{ "inc-recursive", 0, 0, SAME, 0, "ferry always streams the file list" },
+	{ "i-r", 0, 0, SAME, 0, "ferry always streams the file list" },
+	{ "no-inc-recursive", 0, 0, SAME, 0, "ferry streams the file list and holds no list in memory" },
+	{ "no-i-r", 0, 0, SAME, 0, "ferry streams the file list and holds no list in memory" },
+	{ "relative", 'R', 0, REFUSE, 0, "ferry sends each source as its last component (or its "
+	  "contents with a trailing '/'); there are no relative path names" },
+	{ "no-implied-dirs", 0, 0, REFUSE, 0, "there is no --relative" },
+	{ "backup", 'b', 0, OWN, 'b', NULL },
+	{ "backup-dir", 0, 1, OWN, O_BACKUP_DIR, NULL },
+	{ "suffix", 0, 1, OWN, O_SUFFIX, NULL },
+	{ "update", 'u', 0, OWN, 'u', NULL },
+	{ "inplace", 0, 0, REFUSE, 0, ATOMIC },
+	{ "append", 0, 0, REFUSE, 0, ATOMIC },
+	{ "append-verify", 0, 0, REFUSE, 0, ATOMIC },
+	{ "dirs", 'd', 0, REFUSE, 0, "ferry always recurses" },
+	{ "old-dirs", 0, 0, REFUSE, 0, "ferry always recurses" },
+	{ "old-d", 0, 0, REFUSE, 0, "ferry always recurses" },
+	{ "mkpath", 0, 0, SAME, 0, "ferry creates a push's missing destination directories" },
+	{ "links", 'l', 0, SAME, 0, "ferry always keeps symlinks as symlinks" },
+	{ "copy-links", 'L', 0, REFUSE, 0, NO_FOLLOW },
+	{ "copy-unsafe-links", 0, 0, REFUSE, 0, NO_FOLLOW },
+	{ "safe-links", 0, 0, REFUSE, 0, NO_FOLLOW },
+	{ "insecure-links", 0, 0, REFUSE, 0, NO_FOLLOW },
+	{ "confine-root", 0, 1, REFUSE, 0, "the daemon confines every module to its directory itself" },
+	{ "munge-links", 0, 0, REFUSE, 0, NO_FOLLOW },
+	{ "copy-dirlinks", 'k', 0, REFUSE, 0, NO_FOLLOW },
+	{ "keep-dirlinks", 'K', 0, REFUSE, 0, NO_FOLLOW },
+	{ "hard-links", 'H', 0, REFUSE, 0, LATER_META },
+	{ "perms", 'p', 0, SAME, 0, "ferry always keeps permissions" },
+	{ "executability", 'E', 0, SAME, 0, "ferry always keeps the whole mode" },
+	{ "chmod", 0, 1, OWN, O_CHMOD, NULL },
+	{ "acls", 'A', 0, REFUSE, 0, LATER_META },
+	{ "xattrs", 'X', 0, REFUSE, 0, LATER_META },
+	{ "owner", 'o', 0, REFUSE, 0, LATER_META },
+	{ "group", 'g', 0, REFUSE, 0, LATER_META },
+	{ "devices", 0, 0, REFUSE, 0, LATER_META },
+	{ "copy-devices", 0, 0, REFUSE, 0, "ferry sends regular files, links and directories only" },
+	{ "write-devices", 0, 0, REFUSE, 0, ATOMIC },
+	{ "specials", 0, 0, REFUSE, 0, LATER_META },
+	{ "drop-D", 0, 0, SAME, 0, "a ferry receiver never creates devices or special files" },
+	{ NULL, 'D', 0, REFUSE, 0, LATER_META },
+	{ "times", 't', 0, SAME, 0, "ferry always keeps modification times (to the nanosecond)" },
+	{ "atimes", 'U', 0, REFUSE, 0, "ferry keeps modification times only" },
+	{ "open-noatime", 0, 0, REFUSE, 0, "ferry keeps modification times only" },
+	{ "crtimes", 'N', 0, REFUSE, 0, "ferry keeps modification times only" },
+	{ "omit-dir-times", 'O', 0, REFUSE, 0, "ferry always sets directory times" },
+	{ "omit-link-times", 'J', 0, REFUSE, 0, "ferry always sets symlink times" },
+	{ "super", 0, 0, REFUSE, 0, LATER_META },
+	{ "fake-super", 0, 0, REFUSE, 0, LATER_META },
+	{ "sparse", 'S', 0, SAME, 0, "ferry always keeps holes as holes" },
+	{ "preallocate", 0, 0, SAME, 0, "ferry preallocates large files where the file system can" },
+	{ "dry-run", 'n', 0, OWN, 'n', NULL },
+	{ "whole-file", 'W', 0, SAME, 0, LATER_DELTA },
+	{ "no-whole-file", 0, 0, REFUSE, 0, LATER_DELTA },
+	{ "no-W", 0, 0, REFUSE, 0, LATER_DELTA },
+	{ "checksum-choice", 0, 1, REFUSE, 0, "ferry's file checksum is always xxh3-128" },
+	{ "cc", 0, 1, REFUSE, 0, "ferry's file checksum is always xxh3-128" },
+	{ "one-file-system", 'x', 0, REFUSE, 0, "not implemented" },
+	{ "block-size", 'B', 1, REFUSE, 0, LATER_DELTA },
+	{ "rsh", 'e', 1, REFUSE, 0, NO_SHELL },
+	{ "rsync-path", 0, 1, REFUSE, 0, NO_SHELL },
+	{ "existing", 0, 0, OWN, O_EXISTING, NULL },
+	{ "ignore-non-existing", 0, 0, OWN, O_EXISTING, NULL },
+	{ "ignore-existing", 0, 0, OWN, O_IGNORE_EXISTING, NULL },
+	{ "remove-source-files", 0, 0, REFUSE, 0, "ferry never changes the source" },
+	{ "del", 0, 0, OWN, O_DELETE, NULL },
+	{ "delete", 0, 0, OWN, O_DELETE, NULL },
+	{ "delete-before", 0, 0, REFUSE, 0, "ferry deletes during the transfer, one directory at a "
+	  "time (--delete-during): use --delete" },
+	{ "delete-during", 0, 0, OWN, O_DELETE, NULL },
+	{ "delete-delay", 0, 0, REFUSE, 0, "ferry deletes during the transfer, one directory at a "
+	  "time (--delete-during): use --delete" },
+	{ "delete-after", 0, 0, REFUSE, 0, "ferry deletes during the transfer, one directory at a "
+	  "time (--delete-during): use --delete" },
+	{ "delete-excluded", 0, 0, REFUSE, 0, LATER_FILTER },
+	{ "ignore-missing-args", 0, 0, OWN, O_IGNORE_MISSING, NULL },
+	{ "delete-missing-args", 0, 0, REFUSE, 0, "not implemented" },
+	{ "ignore-errors", 0, 0, REFUSE, 0, "ferry deletes whatever I/O errors happened elsewhere; "
+	  "a directory that could not be read is not mirrored" },
+	{ "force", 0, 0, SAME, 0, "ferry replaces a non-empty directory when --delete or a type "
+	  "change asks for it" },
+	{ "max-delete", 0, 1, REFUSE, 0, "not implemented" },
+	{ "max-size", 0, 1, REFUSE, 0, "not implemented" },
+	{ "min-size", 0, 1, REFUSE, 0, "not implemented" },
+	{ "max-alloc", 0, 1, REFUSE, 0, "ferry's memory is bounded by its protocol, whatever the tree" },
+	{ "partial", 0, 0, REFUSE, 0, "ferry removes a partial file (the old version stays); resume "
+	  "is not implemented yet" },
+	{ "partial-dir", 0, 1, REFUSE, 0, "resume is not implemented yet" },
+	{ "delay-updates", 0, 0, REFUSE, 0, "not implemented: each file is renamed into place as it "
+	  "is complete" },
+	{ "prune-empty-dirs", 'm', 0, REFUSE, 0, LATER_FILTER },
+	{ "numeric-ids", 0, 0, REFUSE, 0, LATER_META },
+	{ "usermap", 0, 1, REFUSE, 0, LATER_META },
+	{ "groupmap", 0, 1, REFUSE, 0, LATER_META },
+	{ "chown", 0, 1, REFUSE, 0, LATER_META },
+	{ "timeout", 0, 1, OWN, O_TIMEOUT, NULL },
+	{ "contimeout", 0, 1, REFUSE, 0, "--timeout covers the connection too" },
+	{ "ignore-times", 'I', 0, OWN, 'I', NULL },
+	{ "size-only", 0, 0, OWN, O_SIZE_ONLY, NULL },
+	{ "modify-window", '@', 1, REFUSE, 0, "ferry compares modification times to the nanosecond" },
+	{ "temp-dir", 'T', 1, REFUSE, 0, ATOMIC },
+	{ "fuzzy", 'y', 0, REFUSE, 0, LATER_DELTA },
+	{ "compare-dest", 0, 1, REFUSE, 0, LATER_SNAP },
+	{ "copy-dest", 0, 1, REFUSE, 0, LATER_SNAP },
+	{ "link-dest", 0, 1, REFUSE, 0, LATER_SNAP },
+	{ "compress", 'z', 0, REFUSE, 0, LATER_ZSTD },
+	{ "compress-choice", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "zc", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "compress-level", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "zl", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "compress-threads", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "zt", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "skip-compress", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "cvs-exclude", 'C', 0, REFUSE, 0, LATER_FILTER },
+	{ "filter", 'f', 1, REFUSE, 0, LATER_FILTER },
+	{ NULL, 'F', 0, REFUSE, 0, LATER_FILTER },
+	{ "exclude", 0, 1, REFUSE, 0, LATER_FILTER },
+	{ "exclude-from", 0, 1, REFUSE, 0, LATER_FILTER },
+	{ "include", 0, 1, REFUSE, 0, LATER_FILTER },
+	{ "include-from", 0, 1, REFUSE, 0, LATER_FILTER },
+	{ "files-from", 0, 1, REFUSE, 0, "not implemented" },
+	{ "from0", '0', 0, REFUSE, 0, "there are no *-from files yet" },
+	{ "old-args", 0, 0, REFUSE, 0, "ferry sends paths inside its protocol, never through a shell" },
+	{ "secluded-args", 's', 0, SAME, 0, "ferry always sends paths inside its encrypted protocol" },
+	{ "trust-sender", 0, 0, SAME, 0, "ferry checks every name a sender sends, always" },
+	{ "copy-as", 0, 1, REFUSE, 0, LATER_META },
+	{ "address", 0, 1, REFUSE, 0, "not implemented" },
+	{ "port", 0, 1, OWN, O_PORT, NULL },
+	{ "sockopts", 0, 1, REFUSE, 0, "ferry sets its own socket options" },
+	{ "blocking-io", 0, 0, REFUSE, 0, NO_SHELL },
+	{ "outbuf", 0, 1, REFUSE, 0, "ferry line-buffers what it prints" },
+	{ "stats", 0, 0, OWN, O_STATS, NULL },
+	{ "8-bit-output", '8', 0, SAME, 0, "ferry prints valid UTF-8 names as they are and escapes "
+	  "only control bytes and invalid UTF-8" },
+	{ "human-readable", 'h', 0, OWN, 'h', NULL },
+	{ "progress", 0, 0, OWN, O_PROGRESS, NULL },
+	{ NULL, 'P', 0, OWN, 'P', NULL },
+	{ "itemize-changes", 'i', 0, OWN, 'i', NULL },
+	{ "remote-option", 'M', 1, REFUSE, 0, NO_SHELL },
+	{ "out-format", 0, 1, REFUSE, 0, "not implemented: use -v or -i" },
+	{ "log-file", 0, 1, OWN, O_LOG_FILE, NULL },
+	{ "log-file-format", 0, 1, REFUSE, 0, "not implemented: the log file has -i's format" },
+	{ "password-file", 0, 1, REFUSE, 0, "ferry authenticates with keys, never passwords "
+	  "(--identity FILE)" },
+	{ "early-input", 0, 1, REFUSE, 0, "a ferry daemon runs no programs" },
+	{ "list-only", 0, 0, REFUSE, 0, "use 'ferry ls'" },
+	{ "bwlimit", 0, 1, OWN, O_BWLIMIT, NULL },
+	{ "stop-after", 0, 1, REFUSE, 0, "not implemented" },
+	{ "stop-at", 0, 1, REFUSE, 0, "not implemented" },
+	{ "fsync", 0, 0, OWN, O_FSYNC, NULL },
+	{ "write-batch", 0, 1, REFUSE, 0, "ferry has no batch files" },
+	{ "only-write-batch", 0, 1, REFUSE, 0, "ferry has no batch files" },
+	{ "read-batch", 0, 1, REFUSE, 0, "ferry has no batch files" },
+	{ "protocol", 0, 1, REFUSE, 0, "ferry speaks FERRY/1 only" },
+	{ "iconv", 0, 1, REFUSE, 0, "ferry sends names as bytes, unconverted" },
+	{ "checksum-seed", 0, 1, REFUSE, 0, "ferry's checksums take no seed" },
+	{ "ipv4", '4', 0, OWN, '4', NULL },
+	{ "ipv6", '6', 0, OWN, '6', NULL },
+	{ "version", 'V', 0, OWN, 'V', NULL },
+	{ "help", 0, 0, OWN, O_HELP, NULL },
+};
+#define N_RSYNC (sizeof rsync_flags / sizeof rsync_flags[0])
+
+static const struct option own_opts[] = {
+	{ "identity", required_argument, NULL, O_IDENTITY },
+	{ "known-hosts", required_argument, NULL, O_KNOWN },
+	{ "accept-new", no_argument, NULL, O_ACCEPT },
+	{ "protection", required_argument, NULL, O_PROT },
+	{ "cipher", required_argument, NULL, O_CIPHER },
+	{ "no-verify", no_argument, NULL, O_NO_VERIFY },
+};
+#define N_OWN (sizeof own_opts / sizeof own_opts[0])
+
+static int id_of(size_t i)
+{
+	const struct rflag *f = &rsync_flags[i];
+	return f->act == OWN ? f->id : O_TABLE + (int)i;
+}
+
+/* getopt's tables, made from the two above (once: the tables are static). */
+static void build(struct option *lo, char *shorts)
+{
+	size_t n = 0, s = 0;
+
+	shorts[s++] = ':';   /* a missing argument is ':', not '?' */
+	for (size_t i = 0; i < N_RSYNC; i++) {
+		const struct rflag *f = &rsync_flags[i];
+		if (f->name)
+			lo[n++] = (struct option){ f->name, f->has_arg ? required_argument : no_argument,
+						   NULL, id_of(i) };
+		if (f->short_opt) {
+			shorts[s++] = f->short_opt;
+			if (f->has_arg)
+				shorts[s++] = ':';
+		}
+	}
+	for (size_t i = 0; i < N_OWN; i++)
+		lo[n++] = own_opts[i];
+	lo[n] = (struct option){ NULL, 0, NULL, 0 };
+	shorts[s] = '\0';
+}
+
+static const struct rflag *by_short(int c)
+{
+	for (size_t i = 0; i < N_RSYNC; i++)
+		if (rsync_flags[i].short_opt == c)
+			return &rsync_flags[i];
+	return NULL;
+}
+
+static int parse_cipher(const char *s, unsigned *mask)
+{
+	if (!strcasecmp(s, "chachapoly") || !strcasecmp(s, "chacha20-poly1305"))
+		*mask = 1u << CIPHER_CHACHAPOLY;
+	else if (!strcasecmp(s, "aesgcm") || !strcasecmp(s, "aes-256-gcm"))
+		*mask = 1u << CIPHER_AESGCM;
+	else if (!strcasecmp(s, "auto"))
+		*mask = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The one line a bad command line gets; returns -1. */
+static int bad(const char *cmd, const char *fmt, ...)
+{
+	char line[700];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	die_msg("%s: %s", cmd, line);
+	return -1;
+}
+
+/* The option just refused or not understood, as the user wrote it. */
+static const char *written(char **argv, int ch)
+{
+	static char buf[4];
+	const char *a = argv[optind - 1];
+
+	if (a && a[0] == '-' && a[1] == '-')
+		return a;
+	snprintf(buf, sizeof buf, "-%c", ch);
+	return buf;
+}
+
+static int parse_number(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int info_flags(const char *cmd, const char *s, struct xfer_cli *x)
+{
+	if (!strcmp(s, "progress2")) {
+		x->progress = 1;
+		x->progress_mode = PROGRESS_WHOLE;
+	} else if (!strcmp(s, "progress1") || !strcmp(s, "progress")) {
+		x->progress = 1;
+		x->progress_mode = 0;
+	} else if (!strcmp(s, "progress0") || !strcmp(s, "none") || !strcmp(s, "0")) {
+		x->progress = 0;
+	} else {
+		return bad(cmd, "--info=%s: ferry understands --info=progress2, progress1, progress0 "
+			   "and none", s);
+	}
+	return 0;
+}
+
+/* The ids ferry handles with rsync's meaning; 1 = not one of them. */
+static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
+{
+	long v;
+
+	switch (ch) {
+	case 'v': x->co.verbose++; break;
+	case 'a': case 'r': x->recursive = 1; break;   /* push/pull always recurse; ls -r */
+	case 'q': x->co.quiet = 1; break;
+	case 'c': x->flags |= REQ_CHECKSUM; break;
+	case 'u': x->flags |= REQ_UPDATE; break;
+	case 'n': x->flags |= REQ_DRY_RUN; break;
+	case 'I': x->flags |= REQ_IGNORE_TIMES; break;
+	case 'h': x->human++; break;
+	case 'i': x->itemize = 1; break;
+	case 'b': x->flags |= REQ_BACKUP; break;
+	case 'P': case O_PROGRESS: x->progress = 1; break;
+	case '4': x->co.family = 4; break;
+	case '6': x->co.family = 6; break;
+	case O_INFO: return info_flags(cmd, optarg, x);
+	case O_BACKUP_DIR:
+		if (path_check(optarg, strlen(optarg)) < 0 || !optarg[0])
+			return bad(cmd, "--backup-dir=%s: a path inside the destination, without '..' "
+				   "or a leading '/'", optarg);
+		x->backup_dir = optarg;
+		x->flags |= REQ_BACKUP;
+		break;
+	case O_SUFFIX:
+		if (strchr(optarg, '/') || strlen(optarg) > 255)
+			return bad(cmd, "--suffix=%s: a suffix has no '/' and at most 255 bytes", optarg);
+		x->suffix = optarg;
+		break;
+	case O_CHMOD:
+		if (chmod_check(optarg) < 0)
+			return bad(cmd, "--chmod=%s: %s", optarg, err_msg());
+		x->chmod = optarg;
+		break;
+	case O_EXISTING: x->flags |= REQ_EXISTING; break;
+	case O_IGNORE_EXISTING: x->flags |= REQ_IGNORE_EXISTING; break;
+	case O_DELETE: x->flags |= REQ_DELETE; break;
+	case O_IGNORE_MISSING: x->ignore_missing = 1; break;
+	case O_SIZE_ONLY: x->flags |= REQ_SIZE_ONLY; break;
+	case O_STATS: x->stats = 1; break;
+	case O_LOG_FILE: x->log_file = optarg; break;
+	case O_FSYNC: x->flags |= REQ_FSYNC; break;
+	case O_TIMEOUT:
+		if (parse_number(optarg, 1, 86400 * 7, &v) < 0)
+			return bad(cmd, "--timeout %s: seconds, from 1 to 604800", optarg);
+		x->co.timeout_ms = (int)v * 1000;
+		break;
+	case O_PORT:
+		if (parse_number(optarg, 1, 65535, &v) < 0)
+			return bad(cmd, "--port %s: a port number from 1 to 65535", optarg);
+		x->port = (unsigned)v;
+		break;
+	case O_BWLIMIT:
+		if (parse_rate(optarg, &x->co.bwlimit) < 0)
+			return bad(cmd, "--bwlimit %s: %s", optarg, err_msg());
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* ferry's own flags; 1 = not one of them. */
+static int own_ferry(const char *cmd, int ch, struct xfer_cli *x)
+{
+	int p;
+
+	switch (ch) {
+	case O_IDENTITY: x->co.identity = optarg; break;
+	case O_KNOWN: x->co.known_hosts = optarg; break;
+	case O_ACCEPT: x->co.accept_new = 1; break;
+	case O_NO_VERIFY: x->flags |= REQ_NO_VERIFY; break;
+	case O_PROT:
+		if (parse_protection(optarg, &p) < 0)
+			return bad(cmd, "--protection %s: use encrypt, integrity or none", optarg);
+		x->co.protection = p;
+		break;
+	case O_CIPHER:
+		if (parse_cipher(optarg, &x->co.cipher_mask) < 0)
+			return bad(cmd, "--cipher %s: use aesgcm, chachapoly or auto", optarg);
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* A flag of the table that ferry does not handle itself: accepted (it is
+ * already ferry's behaviour) or refused with the reason. */
+static int table_flag(const char *cmd, char **argv, const struct rflag *f)
+{
+	const char *w = written(argv, f->short_opt ? f->short_opt : '?');
+
+	if (f->act == SAME)
+		return 0;   /* already what ferry does (ferry help --rsync says what) */
+	return bad(cmd, "%s is not supported: %s", w, f->why);
+}
+
+static int unknown(const char *cmd, char **argv, int ch)
+{
+	const char *a = argv[optind - 1];
+
+	if (ch == ':')
+		return bad(cmd, "%s needs a value", written(argv, optopt));
+	if (optopt && by_short(optopt) == NULL && (!a || a[1] != '-'))
+		return bad(cmd, "unknown option -%c (see 'ferry help', or 'ferry help --rsync' for "
+			   "rsync's flags)", optopt);
+	return bad(cmd, "unknown option %s (see 'ferry help', or 'ferry help --rsync' for rsync's "
+		   "flags)", a ? a : "?");
+}
+
+static int finish_opts(const char *cmd, struct xfer_cli *x)
+{
+	if ((x->flags & REQ_NO_VERIFY) && x->co.protection != PROT_NONE)
+		return bad(cmd, "--no-verify goes with --protection none (encrypt and integrity "
+			   "always verify every record)");
+	if (x->suffix && !(x->flags & REQ_BACKUP))
+		return bad(cmd, "--suffix goes with --backup or --backup-dir");
+	log_init("ferry", x->co.quiet ? LOG_ERR : x->co.verbose > 1 ? LOG_DEBUG : LOG_WARN, 0);
+	if ((x->flags & REQ_DRY_RUN) && !x->co.verbose && !x->itemize)
+		x->co.verbose = 1;
+	if (x->co.verbose || x->itemize || x->log_file)
+		x->flags |= REQ_CHANGES;
+	if (x->progress && !x->co.quiet)
+		x->flags |= REQ_TOTALS;
+	return 0;
+}
+
+int xfer_opts_parse(int argc, char **argv, struct xfer_cli *x)
+{
+	static struct option lo[N_RSYNC + N_OWN + 1];
+	static char shorts[2 * N_RSYNC + 2];
+	const char *cmd = argv[0];
+	int ch, rc;
+
+	if (!shorts[0])
+		build(lo, shorts);
+	memset(x, 0, sizeof *x);
+	x->co.protection = PROT_ENCRYPT;
+	x->co.timeout_ms = 30000;
+	optind = 1;
+	opterr = 0;   /* every message is ours: one line, never getopt's */
+	while ((ch = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		if (ch == '?' || ch == ':')
+			return unknown(cmd, argv, ch);
+		if (ch == 'V') {   /* rsync -V: the version, and nothing else */
+			printf("ferry %s\n", FERRY_VERSION);
+			exit(EXIT_OK);
+		}
+		if (ch == O_HELP)
+			return bad(cmd, "see 'ferry help'");
+		const struct rflag *f = ch >= O_TABLE ? &rsync_flags[ch - O_TABLE] : by_short(ch);
+		if (f && f->act != OWN) {
+			if (table_flag(cmd, argv, f) < 0)
+				return -1;
+			continue;
+		}
+		if ((rc = own_rsync(cmd, ch, x)) == 1)
+			rc = own_ferry(cmd, ch, x);
+		if (rc != 0)
+			return -1;
+	}
+	return finish_opts(cmd, x) < 0 ? -1 : optind;
+}
+
+void xfer_opts_print_rsync(void)
+{
+	printf("rsync's flags in ferry push/pull (the same meaning, already ferry's behaviour, "
+	       "or not supported):\n\n");
+	for (size_t i = 0; i < N_RSYNC; i++) {
+		const struct rflag *f = &rsync_flags[i];
+		char name[64];
+		snprintf(name, sizeof name, "%s%c%s%s%s", f->short_opt ? "-" : "",
+			 f->short_opt ? f->short_opt : ' ', f->short_opt && f->name ? ", " : "",
+			 f->name ? "--" : "", f->name ? f->name : "");
+		printf("  %-26s %s%s%s\n", f->short_opt ? name : name + 1,
+		       f->act == OWN ? "yes, as in rsync" : f->act == SAME ? "accepted: " : "no: ",
+		       f->act == OWN ? "" : f->why, "");
+	}
+}

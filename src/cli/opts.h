@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* push / pull / ls options. The rule for rsync's users: a flag rsync has
+ * keeps rsync's meaning here, or is refused with one line that says why;
+ * none gets a bare getopt error (the table in opts.c lists every flag of
+ * rsync's OPTIONS SUMMARY; ferry(1) shows it). */
+#ifndef FERRY_CLI_OPTS_H
+#define FERRY_CLI_OPTS_H
+
+#include <stdint.h>
+
+#include "cli/client.h"
+
+struct xfer_cli {
+	struct client_opts co;
+	uint32_t flags;             /* REQ_* */
+	int progress;               /* -P / --progress / --info=progress2 */
+	int progress_mode;          /* PROGRESS_* */
+	int human;                  /* -h level */
+	int itemize;                /* -i */
+	int stats;                  /* --stats */
+	int ignore_missing;         /* --ignore-missing-args */
+	const char *log_file;       /* --log-file */
+	const char *backup_dir;     /* --backup-dir (implies --backup) */
+	const char *suffix;         /* --suffix */
+	const char *chmod;          /* --chmod, checked */
+	unsigned port;              /* --port; 0 = as the remote path says */
+	int recursive;              /* -r or -a given: ls lists the whole tree */
+};
+
+/* Parses argv (argv[0] is the subcommand); returns the index of the first
+ * operand, or -1 after printing the one line that says what was wrong. */
+int xfer_opts_parse(int argc, char **argv, struct xfer_cli *x);
+
+/* ferry help --rsync: each rsync flag and what ferry does with it. */
+void xfer_opts_print_rsync(void);
+
+#endif

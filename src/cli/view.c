@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+#include "cli/view.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "session/summary.h"
+#include "util/err.h"
+#include "util/log.h"
+
+/* An error line must never land on top of the progress line. */
+static void clear_line(void *ctx)
+{
+	progress_clear(ctx);
+}
+
+int view_open(struct view *v, const struct xfer_cli *x, char dir)
+{
+	memset(v, 0, sizeof *v);
+	v->x = x;
+	v->dir = dir;
+	v->live = !x->co.quiet && (x->progress || isatty(STDOUT_FILENO));
+	progress_init(&v->pg, stdout, v->live, x->progress_mode, x->human);
+	log_set_before(clear_line, &v->pg);
+	if (x->log_file && !(v->log = fopen(x->log_file, "ae")))
+		return die_msg("--log-file %s: %s", x->log_file, strerror(errno)), EXIT_LOCAL;
+	return 0;
+}
+
+void view_close(struct view *v)
+{
+	log_set_before(NULL, NULL);
+	if (v->log)
+		fclose(v->log);
+	v->log = NULL;
+}
+
+/* rsync's -i: YXcstpoguax, e.g. ">f+++++++++" (new), ">f.st......" (size and
+ * time changed), ".f...p....." (only the mode), "cd+++++++++", "*deleting". */
+static const char *itemize(char out[16], char dir, int kind, unsigned bits)
+{
+	const char *rest = "+++++++++";
+	char y = dir, x = 'f';
+
+	switch (kind) {
+	case CHG_DELETE: return "*deleting  ";
+	case CHG_ERROR: return "*failed    ";
+	case CHG_MKDIR: y = 'c'; x = 'd'; break;
+	case CHG_LINK: y = 'c'; x = 'L'; break;
+	case CHG_META: y = '.'; rest = NULL; break;
+	case CHG_UPDATE: rest = NULL; break;
+	default: break;
+	}
+	snprintf(out, 16, "%c%c%s", y, x, rest ? rest : ".........");
+	if (!rest) {
+		out[3] = (bits & CHGB_SIZE) ? 's' : '.';
+		out[4] = (bits & CHGB_TIME) ? 't' : '.';
+		out[5] = (bits & CHGB_PERMS) ? 'p' : '.';
+	}
+	return out;
+}
+
+static void log_line(struct view *v, const char *what, const char *path)
+{
+	char when[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	strftime(when, sizeof when, "%Y/%m/%d %H:%M:%S", localtime_r(&t, &tm));
+	fprintf(v->log, "%s [%d] %s%s%s\n", when, (int)getpid(), what, path ? " " : "",
+		path ? path : "");
+	fflush(v->log);
+}
+
+void view_change(void *ctx, int kind, unsigned bits, const char *path)
+{
+	static const char *const tag[] = { "", "new", "update", "delete", "mkdir", "link",
+					    "attrs", "FAILED" };
+	struct view *v = ctx;
+	const struct xfer_cli *x = v->x;
+	char q[4 * MSG_MAX_PATH + 8], item[16];
+	/* the path is the peer's (a push's CHANGE) or built from its names */
+	const char *shown = peer_quote(q, sizeof q, path);
+
+	itemize(item, v->dir, kind, bits);
+	if (v->log)
+		log_line(v, item, shown);
+	if (x->co.quiet || (!x->co.verbose && !x->itemize && kind != CHG_ERROR))
+		return;
+	progress_clear(&v->pg);
+	if (x->itemize)
+		printf("%s %s\n", item, shown);
+	else
+		printf("%-7s %s\n", kind > 0 && kind <= CHG_ERROR ? tag[kind] : "?", shown);
+	fflush(stdout);
+}
+
+static int exit_of(int rc)
+{
+	if (rc == -ETIMEDOUT)
+		return EXIT_TIMEOUT;
+	return rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
+}
+
+int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
+		const char *where, const struct channel *ch)
+{
+	const struct xfer_cli *x = v->x;
+	/* Both messages may be the peer's words: an ERROR's reason, RESULT's text. */
+	char q[4 * sizeof st->first_error + 8];
+	struct summary s = { .verb = verb, .st = st, .secs = progress_elapsed(&v->pg),
+			     .human = x->human, .dry = !!(x->flags & REQ_DRY_RUN) };
+
+	if (rc < 0) {
+		progress_clear(&v->pg);
+		die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
+		if (v->log)
+			log_line(v, "failed:", peer_quote(q, sizeof q, err_msg()));
+		return exit_of(rc);
+	}
+	if (ch)
+		chan_get_stats(ch, &s.wire);
+	if (!x->co.quiet && (v->live || x->co.verbose || x->itemize || x->stats)) {
+		progress_end(&v->pg);
+		if (x->stats)
+			summary_stats(stdout, &s);
+		summary_line(stdout, &s);
+	} else {
+		progress_clear(&v->pg);
+	}
+	if (v->log) {
+		char line[512];
+		FILE *m = fmemopen(line, sizeof line, "w");
+		if (m) {
+			summary_line(m, &s);
+			fclose(m);
+			line[strcspn(line, "\n")] = '\0';
+			log_line(v, line, NULL);
+		}
+	}
+	fflush(stdout);
+	if (st->errors) {
+		die_msg("%u file(s) failed; first: %s", st->errors,
+			peer_quote(q, sizeof q, st->first_error));
+		return EXIT_PARTIAL;
+	}
+	return EXIT_OK;
+}

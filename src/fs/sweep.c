@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs/dirlist.h"
+#include "fs/meta.h"
+#include "util/err.h"
+
+/* Directories still to visit, as paths relative to the root: depth-first,
+ * so the stack holds the unvisited siblings along one path, not the tree. */
+struct dir_stack {
+	char **paths;
+	size_t n, cap;
+};
+
+static int stack_push(struct dir_stack *s, const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		char **np = realloc(s->paths, cap * sizeof *np);
+		if (!np)
+			return err_set(-ENOMEM, "sweep: out of memory");
+		s->paths = np;
+		s->cap = cap;
+	}
+	if (!(p = malloc(dl + nl + 2)))
+		return err_set(-ENOMEM, "sweep: out of memory");
+	memcpy(p, dir, dl);
+	if (dl)
+		p[dl++] = '/';
+	memcpy(p + dl, name, nl + 1);
+	s->paths[s->n++] = p;
+	return 0;
+}
+
+static void stack_free(struct dir_stack *s)
+{
+	while (s->n)
+		free(s->paths[--s->n]);
+	free(s->paths);
+}
+
+static int is_old(const struct stat *st, time_t now, long max_age)
+{
+	return now - st->st_mtim.tv_sec > max_age && now - st->st_ctim.tv_sec > max_age;
+}
+
+static int stale_tmp(int dirfd, const struct dirent_info *e, time_t now, long max_age)
+{
+	struct stat st;
+
+	if (!(S_ISREG(e->st.st_mode) || S_ISLNK(e->st.st_mode)) || !fs_is_tmp_name(e->name) ||
+	    !is_old(&e->st, now, max_age))
+		return 0;
+	/* Looked at again right before the unlink: the listing may be a while old. */
+	return fstatat(dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_old(&st, now, max_age);
+}
+
+/* One directory: removes its stale temporaries, queues its subdirectories. */
+static int sweep_dir(const struct jail *j, const char *rel, struct dir_stack *todo,
+		     long max_age, struct sweep_stats *st)
+{
+	struct dirlist l = { 0 };
+	time_t now = time(NULL);
+	int fd, rc = 0;
+
+	if ((fd = jail_open_dir(j, rel, O_RDONLY)) < 0)
+		rc = fd;
+	else if ((rc = dirlist_read(fd, &l)) < 0)
+		close(fd);
+	if (rc < 0) {
+		st->skipped++;
+		return rel[0] ? 0 : rc;   /* only an unreadable root is fatal */
+	}
+	st->dirs++;
+	for (size_t i = 0; i < l.n; i++) {
+		const struct dirent_info *e = &l.ents[i];
+		if (S_ISDIR(e->st.st_mode)) {
+			if (strlen(rel) + 1 + strlen(e->name) > PATH_MAX_WIRE)
+				st->skipped++;   /* no client can reach it either */
+			else if ((rc = stack_push(todo, rel, e->name)) < 0)
+				goto out;
+		} else if (stale_tmp(fd, e, now, max_age) && unlinkat(fd, e->name, 0) == 0) {
+			st->removed++;
+		}
+	}
+	rc = 0;
+out:
+	dirlist_free(&l);
+	close(fd);
+	return rc;
+}
+
+int fs_sweep_stale(const struct jail *j, long max_age, struct sweep_stats *st)
+{
+	struct dir_stack todo = { 0 };
+	char *rel = strdup("");
+	int rc = rel ? 0 : err_set(-ENOMEM, "sweep: out of memory");
+
+	memset(st, 0, sizeof *st);
+	while (rc == 0 && rel) {
+		rc = sweep_dir(j, rel, &todo, max_age, st);
+		free(rel);
+		rel = todo.n ? todo.paths[--todo.n] : NULL;
+	}
+	free(rel);
+	stack_free(&todo);
+	return rc;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Temporaries that a killed session left behind are swept (issue 9, F7): at
+# start the daemon removes, in every module and at any depth, files named
+# exactly as fs_tmp_name makes them (".ferry-" + 6 letters or digits + ".")
+# that nobody has modified or changed for `stale temporaries`; anything else
+# stays: fresh temporaries, look-alike names, directories, and whatever lies
+# behind a symlink.
+. "$(dirname "$0")/lib.sh"
+
+AGE=2   # seconds: ctime counts too, and no test can make an old ctime
+write_config
+sed -i "/^\[global\]$/a stale temporaries = ${AGE}s" "$T/ferry.conf"
+deep=$T/mod/a/b/c/d/e/f/g/h
+mkdir -p "$deep" "$T/outside" "$T/mod/.ferry-Dir123.x"
+old=$deep/.ferry-Ab12Cd.big.bin
+echo partial > "$old"
+ln -s nowhere "$deep/.ferry-Lk34Ef.link"
+echo notes > "$T/mod/.ferry-notes"
+echo almost > "$T/mod/a/.ferry-ab12.short"
+echo outside > "$T/outside/.ferry-Ou56Gh.x"
+ln -s "$T/outside" "$T/mod/a/b/link"
+touch -h -d '2 days ago' "$old" "$deep/.ferry-Lk34Ef.link" "$T/mod/.ferry-notes" \
+  "$T/mod/a/.ferry-ab12.short" "$T/outside/.ferry-Ou56Gh.x" "$T/mod/.ferry-Dir123.x"
+sleep $((AGE + 1))
+# A temporary in progress: fresh, or with the source's old mtime already set
+# just before its rename (its ctime is fresh then).
+echo writing > "$T/mod/a/b/.ferry-Fr3sh0.new"
+echo landing > "$T/mod/a/b/c/.ferry-Lnd1ng.file"
+touch -d '2 days ago' "$T/mod/a/b/c/.ferry-Lnd1ng.file"
+
+note "the daemon sweeps its modules at start"
+start_server
+for _ in $(seq 1 100); do
+  grep -q "sweep of module 'm'" "$T/server.log" && break
+  sleep 0.05
+done
+grep -q "sweep of module 'm': 2 stale temporaries removed" "$T/server.log" ||
+  fail "the sweep is not logged, or did not remove 2"
+[ ! -e "$old" ] || fail "the stale temporary deep in the module is still there"
+[ ! -L "$deep/.ferry-Lk34Ef.link" ] || fail "the stale temporary symlink is still there"
+for keep in "$T/mod/a/b/.ferry-Fr3sh0.new" "$T/mod/a/b/c/.ferry-Lnd1ng.file" \
+  "$T/mod/.ferry-notes" "$T/mod/a/.ferry-ab12.short" "$T/outside/.ferry-Ou56Gh.x"; do
+  [ -f "$keep" ] || fail "the sweep removed $keep"
+done
+[ -d "$T/mod/.ferry-Dir123.x" ] || fail "the sweep removed a directory"
+[ -L "$T/mod/a/b/link" ] || fail "the sweep removed the symlink to a directory"
+
+note "the sweep does not hold up sessions"
+expect_rc 0 ferry_c ls -q "$(url m)"
+stop_server
+
+note "stale temporaries = 0: no sweep"
+echo partial > "$old"
+touch -d '2 days ago' "$old"
+sed -i "s/^stale temporaries = .*/stale temporaries = 0/" "$T/ferry.conf"
+sleep $((AGE + 1))
+: > "$T/server.log"   # start_server must not read the last server's port
+start_server
+expect_rc 0 ferry_c ls -q "$(url m)"
+sleep 0.5
+[ -e "$old" ] || fail "a sweep ran although it was switched off"
+stop_server
+echo "PASS"
