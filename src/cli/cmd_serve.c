@@ -62,13 +62,10 @@ static int check_keys(const struct serve_args *a, const struct ferry_config *cfg
 			       "for a module closed on purpose)", where, m->line, m->name);
 	if (!strcmp(keys, "none"))
 		return 0;
-	if (keys_authorized(keys, nobody) < 0) {
-		char why[600];
-		snprintf(why, sizeof why, "%s", err_msg());   /* err_set writes where err_msg reads */
-		return err_set(-EINVAL, "%s:%d: module '%s': %s%s", where, m->line, m->name, why,
+	if (keys_authorized(keys, nobody) < 0)
+		return err_set(-EINVAL, "%s:%d: module '%s': %s%s", where, m->line, m->name, err_msg(),
 			       a->config ? "" : " (put the clients' public keys there: 'ferry keygen' "
 			       "prints one)");
-	}
 	return 0;
 }
 

@@ -176,7 +176,7 @@ int cmd_push(int argc, char **argv)
 		signal(SIGHUP, on_stop);
 		int s = sender_run(&c, srcs, (size_t)nopen, &o, &h, &st);
 		xfer_merge(&st, &local);
-		rc = view_finish(&v, s, &st, "sent", r.display, c.ch);
+		rc = view_finish(&v, s, &st, "sent", r.display, c.ch, c.peer_code);
 		view_close(&v);
 	}
 	if (c.ch)
@@ -254,7 +254,7 @@ int cmd_pull(int argc, char **argv)
 		o.writer.fsync_each = !!(x.flags & REQ_FSYNC);
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		int s = receiver_run(&c, &j, root, &o, &h, &st);
-		rc = view_finish(&v, s, &st, "received", r.display, c.ch);
+		rc = view_finish(&v, s, &st, "received", r.display, c.ch, c.peer_code);
 		view_close(&v);
 	}
 	if (c.ch)

@@ -99,15 +99,18 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	fflush(stdout);
 }
 
-static int exit_of(int rc)
+static int exit_of(int rc, uint16_t peer_code)
 {
 	if (rc == -ETIMEDOUT)
 		return EXIT_TIMEOUT;
+	if (rc == -ECONNABORTED)   /* the peer stopped, and said why */
+		return peer_code == REF_IO ? EXIT_LOCAL : peer_code == REF_PROTOCOL ? EXIT_PROTOCOL :
+		       EXIT_SOCKET;
 	return rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
 }
 
 int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
-		const char *where, const struct channel *ch)
+		const char *where, const struct channel *ch, uint16_t peer_code)
 {
 	const struct xfer_cli *x = v->x;
 	/* Both messages may be the peer's words: an ERROR's reason, RESULT's text. */
@@ -120,7 +123,7 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 		die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
 		if (v->log)
 			log_line(v, "failed:", peer_quote(q, sizeof q, err_msg()));
-		return exit_of(rc);
+		return exit_of(rc, peer_code);
 	}
 	if (ch)
 		chan_get_stats(ch, &s.wire);

@@ -26,6 +26,6 @@ void view_close(struct view *v);
 void view_change(void *ctx, int kind, unsigned bits, const char *path);
 /* The end of a transfer: summary, --stats, the error line; the exit code. */
 int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
-		const char *where, const struct channel *ch);
+		const char *where, const struct channel *ch, uint16_t peer_code);
 
 #endif

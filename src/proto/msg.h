@@ -78,7 +78,7 @@ enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
 /* REFUSE / ERROR codes; the client maps them to exit codes (docs/PROTOCOL.md). */
 enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY = 3,
 		   REF_PROTECTION = 4, REF_BAD_PATH = 5, REF_NOT_FOUND = 6,
-		   REF_BUSY = 7, REF_INTERNAL = 8, REF_PROTOCOL = 9 };
+		   REF_BUSY = 7, REF_INTERNAL = 8, REF_PROTOCOL = 9, REF_IO = 10 };
 
 struct hello {
 	uint8_t version;

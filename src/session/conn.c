@@ -49,8 +49,10 @@ int conn_recv(struct conn *c, struct msg *m)
 	rc = msg_decode(p, n, m);
 	if (rc < 0)
 		return rc;
-	if (m->type == MSG_ERROR)
+	if (m->type == MSG_ERROR) {
+		c->peer_code = m->u.refuse.code;
 		return err_set(-ECONNABORTED, "peer reported: %s", m->u.refuse.reason);
+	}
 	return 0;
 }
 

@@ -14,6 +14,7 @@ struct conn {
 	enum protection prot;           /* data protection in use */
 	int verify;                     /* whole-file hash: at PROT_NONE unless REQ_NO_VERIFY */
 	struct ratelimit rl;            /* file data rate; rate 0 = unlimited */
+	uint16_t peer_code;             /* the code of the peer's ERROR, once one came */
 	uint8_t out[MSG_MAX_ENCODED];
 };
 

@@ -211,7 +211,8 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		rc = run_op(&c, sc, &m->u.request, &j);
 	}
 	if (rc < 0)
-		conn_fail(&c, REF_PROTOCOL, err_msg());
+		/* a bad peer is a protocol error; anything else, the server's disk */
+		conn_fail(&c, rc == -EBADMSG ? REF_PROTOCOL : REF_IO, err_msg());
 	jail_close(&j);
 	free(m);
 	return rc;

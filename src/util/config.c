@@ -409,7 +409,7 @@ static int set_key(struct pstate *p, char *line)
 		if (!*val)
 			return perr(p, "listen: empty address", NULL);
 		if (listen_split(val, host, sizeof host, &port) < 0)
-			return perr(p, err_msg(), NULL);
+			return perr(p, err_msg(), NULL);   /* err_set copes with its own message */
 		return set_str(&g->listen, val, p);
 	}
 	case K_MAX_CONN:

@@ -6,10 +6,15 @@
 
 static _Thread_local char last[1024];
 
+/* Formats into a scratch buffer first: a caller may pass err_msg() itself as
+ * an argument ("--listen: %s"), which must not be overwritten while read. */
 __attribute__((format(printf, 1, 0)))
 static void vrecord(const char *fmt, va_list ap)
 {
-	vsnprintf(last, sizeof last, fmt, ap);
+	char line[sizeof last];
+
+	vsnprintf(line, sizeof line, fmt, ap);
+	memcpy(last, line, sizeof last);
 }
 
 int err_set(int code, const char *fmt, ...)
@@ -38,7 +43,7 @@ int err_wrap(int code, const char *fmt, ...)
 	va_list ap;
 	memcpy(prev, last, sizeof prev);
 	va_start(ap, fmt);
-	vsnprintf(last, sizeof last, fmt, ap);
+	vrecord(fmt, ap);
 	va_end(ap);
 	/* Appended piecewise: the context and the old message together may not fit. */
 	size_t n = strlen(last);

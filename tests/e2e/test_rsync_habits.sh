@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Issue 10: an rsync user's first week. Summaries that never lie (exact
+# counts from the receiver), partial failures as rsync has them, rsync's
+# everyday flags, ports that never wrap, config checks, remote syntax.
+# The exact-count cases need a daemon and a client that are not root (a
+# root process can write and read everything): they run as "nobody" through
+# setpriv, so this test needs root (CI runs as root).
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || fail "needs root: the daemon and client run as nobody (setpriv) to meet unwritable and unreadable files"
+command -v setpriv > /dev/null || fail "setpriv (util-linux) is needed"
+
+mkdir -p "$T/pc"
+chmod 755 "$T"
+
+note "10.2: a missing source is named, the rest is sent, exit 23"
+write_config
+start_server
+echo bashrc > "$T/pc/.bashrc"
+expect_rc 23 ferry_c push "$T/pc/nosuchfile" "$T/pc/.bashrc" "$(url m/multi/)"
+grep -q "nosuchfile: No such file" "$T/last.err" || fail "the missing source is not named"
+cmp "$T/pc/.bashrc" "$T/mod/multi/.bashrc" || fail "the other source was not sent"
+expect_rc 0 ferry_c push --ignore-missing-args "$T/pc/nosuchfile" "$T/pc/.bashrc" "$(url m/multi/)"
+
+note "10.4: ports are 1-65535 (0 = any for listen), never wrapped"
+printf '[global]\nlisten = 127.0.0.1:99999\n[m]\npath = %s\nauthorized keys = %s\n' "$T/mod" \
+  "$T/serverhome/authorized_keys" > "$T/bad.conf"
+expect_rc 1 $FERRY_SERVER serve --config "$T/bad.conf" --check-config
+grep -q "bad.conf:2:.*99999" "$T/last.err" || fail "listen 99999 not refused with file:line: $(cat "$T/last.err")"
+expect_rc 1 $FERRY_SERVER serve "$T/mod" --listen 127.0.0.1:99999 --check-config
+grep -q "\-\-listen.*99999" "$T/last.err" || fail "--listen 99999 not refused: $(cat "$T/last.err")"
+expect_rc 1 ferry_c ls "ferry://127.0.0.1:99999/m"
+grep -q "bad port '99999'" "$T/last.err" || fail "client port 99999 not refused"
+expect_rc 1 ferry_c ls --port 99999 "127.0.0.1:m"
+expect_rc 1 ferry_c ls --port 0 "127.0.0.1:m"
+
+note "10.5: a module nobody can use is an error at start"
+printf '[global]\n[lonely]\npath = %s\n' "$T/mod" > "$T/nokeys.conf"
+expect_rc 1 $FERRY_SERVER serve --config "$T/nokeys.conf" --check-config
+grep -q "nokeys.conf:2: module 'lonely' has no authorized keys" "$T/last.err" || fail "no keys: $(cat "$T/last.err")"
+printf '[global]\n[gone]\npath = %s\nauthorized keys = /nonexistent\n' "$T/mod" > "$T/gone.conf"
+expect_rc 1 $FERRY_SERVER serve --config "$T/gone.conf" --check-config
+grep -q "gone.conf:2: module 'gone'.*/nonexistent" "$T/last.err" || fail "missing keys file: $(cat "$T/last.err")"
+printf '[global]\n[closed]\npath = %s\nauthorized keys = none\n' "$T/mod" > "$T/closed.conf"
+expect_rc 0 $FERRY_SERVER serve --config "$T/closed.conf" --check-config
+
+note "10.8: HOST:NNNN/..., HOST::MODULE, --port, rsync://"
+expect_rc 5 ferry_c ls --port "$PORT" "127.0.0.1:12345/x"
+grep -q "names module '12345'.*ferry://HOST:12345/MODULE or --port 12345" "$T/last.err" ||
+  fail "no hint for a numeric module: $(cat "$T/last.err")"
+expect_rc 0 ferry_c ls --port "$PORT" "127.0.0.1::m/multi"
+grep -q "\.bashrc" "$T/last.out" || fail "HOST::MODULE did not list the module"
+expect_rc 1 ferry_c ls "rsync://127.0.0.1:$PORT/m"
+grep -q "ferry://HOST" "$T/last.err" || fail "rsync:// not explained"
+
+note "10.9: -i itemizes as rsync, --stats, -h, --size-only, -I"
+mkdir -p "$T/src/sub"
+head -c 2500000 /dev/urandom > "$T/src/big"
+echo one > "$T/src/sub/one"
+expect_rc 0 ferry_c push -i "$T/src/" "$(url m/i)"
+grep -qx "<f+++++++++ big" "$T/last.out" || { cat "$T/last.out"; fail "-i: no '<f+++++++++ big'"; }
+grep -qx "cd+++++++++ sub" "$T/last.out" || fail "-i: no 'cd+++++++++ sub'"
+echo three > "$T/src/sub/one"; touch -d '2020-01-01' "$T/src/sub/one"
+expect_rc 0 ferry_c push -i "$T/src/" "$(url m/i)"
+grep -qx "<f.st...... sub/one" "$T/last.out" || { cat "$T/last.out"; fail "-i: no '<f.st...... sub/one'"; }
+expect_rc 0 ferry_c pull -i "$(url m/i/)" "$T/back"
+grep -qx ">f+++++++++ big" "$T/last.out" || fail "pull -i: no '>f+++++++++ big'"
+expect_rc 0 ferry_c push --stats -h "$T/src/" "$(url m/i)"
+grep -q "^Number of files: 3 (reg: 2, dir: 1, link: 0)" "$T/last.out" || { cat "$T/last.out"; fail "--stats"; }
+grep -q "^Number of files up to date: 2" "$T/last.out" || fail "--stats: up to date"
+grep -q "^Total file size: 2.5M" "$T/last.out" || fail "-h: sizes not in K/M/G"
+touch -d '2021-01-01' "$T/src/big"
+expect_rc 0 ferry_c push -v --size-only "$T/src/" "$(url m/i)"
+grep -q "^update" "$T/last.out" && fail "--size-only sent a file of equal size"
+[ "$(stat -c %Y "$T/mod/i/big")" = "$(stat -c %Y "$T/src/big")" ] || fail "--size-only left the mtime stale"
+expect_rc 0 ferry_c push -v -I "$T/src/" "$(url m/i)"
+grep -q "^update *big" "$T/last.out" || fail "-I did not send an up-to-date file"
+
+note "10.9: --existing, --ignore-existing, -b, --backup-dir, --chmod, --log-file"
+echo new > "$T/src/newfile"
+echo changed > "$T/src/sub/one"
+expect_rc 0 ferry_c push -v --existing "$T/src/" "$(url m/i)"
+[ ! -e "$T/mod/i/newfile" ] || fail "--existing created a new file"
+grep -qx "changed" "$T/mod/i/sub/one" || fail "--existing did not update an existing file"
+echo again > "$T/src/sub/one"
+expect_rc 0 ferry_c push -v --ignore-existing "$T/src/" "$(url m/i)"
+grep -qx "changed" "$T/mod/i/sub/one" || fail "--ignore-existing updated an existing file"
+[ -e "$T/mod/i/newfile" ] || fail "--ignore-existing did not create a new file"
+expect_rc 0 ferry_c push -b "$T/src/" "$(url m/i)"
+grep -qx "changed" "$T/mod/i/sub/one~" || fail "-b did not keep the old version as one~"
+grep -qx "again" "$T/mod/i/sub/one" || fail "-b: the new version is missing"
+rm "$T/src/newfile"
+expect_rc 0 ferry_c push --delete --backup-dir=old "$T/src/" "$(url m/i)"
+grep -qx "new" "$T/mod/i/old/newfile" || fail "--backup-dir: the deleted file was not kept"
+[ -e "$T/mod/i/old/sub/one~" ] || fail "--delete --backup-dir did not keep sub/one~ under old/"
+[ -d "$T/mod/i/old" ] || fail "--delete removed the backup directory"
+expect_rc 0 ferry_c push --chmod=D750,Fg-r,o-r -I --log-file="$T/push.log" "$T/src/" "$(url m/c)"
+[ "$(stat -c %a "$T/mod/c/sub")" = 750 ] || fail "--chmod D750: $(stat -c %a "$T/mod/c/sub")"
+[ "$(stat -c %a "$T/mod/c/big")" = 600 ] || fail "--chmod Fg-r,o-r: $(stat -c %a "$T/mod/c/big")"
+grep -q "\[[0-9]*\] <f+++++++++ big$" "$T/push.log" || { cat "$T/push.log"; fail "--log-file: no change line"; }
+grep -q "\] sent 2 files" "$T/push.log" || { cat "$T/push.log"; fail "--log-file: no summary"; }
+expect_rc 1 ferry_c push --chmod=u+q "$T/src/" "$(url m/c)"
+grep -q "u+q" "$T/last.err" || fail "a bad --chmod is not named"
+
+note "10.9: --info=progress2, ls -r"
+expect_rc 0 ferry_c push -I --info=progress2 "$T/src/" "$(url m/p)"
+grep -q "(xfr#2, to-chk=0/2)" "$T/last.out" || { cat -v "$T/last.out"; fail "--info=progress2 line missing"; }
+expect_rc 0 ferry_c ls -r "$(url m/i)"
+grep -q " sub/one$" "$T/last.out" || { cat "$T/last.out"; fail "ls -r did not recurse"; }
+expect_rc 0 ferry_c ls "$(url m/i)"
+grep -q " sub/one$" "$T/last.out" && fail "ls without -r recursed"
+
+note "10.10: -n says (DRY RUN); Ctrl-C of a push exits 20 with one line"
+expect_rc 0 ferry_c push -n -I "$T/src/" "$(url m/i)"
+grep -q "(DRY RUN)$" "$T/last.out" || { cat "$T/last.out"; fail "-n summary without (DRY RUN)"; }
+head -c $((16 << 20)) /dev/urandom > "$T/pc/slow"
+rc=0
+timeout --preserve-status -s INT 1.5 $FERRY_CLIENT push --identity "$T/clienthome/id_ferry" --known-hosts \
+  "$T/clienthome/known_hosts" --bwlimit 2M "$T/pc/slow" "$(url m/slow)" > "$T/int.out" 2> "$T/int.err" || rc=$?
+[ "$rc" = 20 ] || { cat "$T/int.err"; fail "Ctrl-C of a push: exit $rc, not 20"; }
+grep -q "stopped by a signal" "$T/int.err" || fail "Ctrl-C: no line saying so"
+stop_server
+
+note "10.1: exact counts as the daemon (nobody) meets an unwritable module"
+mkdir -p "$T/rootowned" "$T/pc/Photos/sub" "$T/nb"
+chmod 755 "$T/rootowned" "$T/serverhome"
+for f in a b sub/c sub/d; do echo "$f" > "$T/pc/Photos/$f.jpg"; done
+cp "$T/clienthome/id_ferry" "$T/nb/id"; chown -R nobody "$T/nb" "$T/serverhome"; chmod 644 "$T/serverhome/authorized_keys"
+write_config "[rootowned]" "path = $T/rootowned"
+FERRY_SERVER="setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_SERVER" start_server
+expect_rc 23 ferry_c push -v "$T/pc/Photos" "$(url rootowned/)"
+[ "$(grep -c FAILED "$T/last.out")" = 1 ] || { cat "$T/last.out"; fail "FAILED should be printed once"; }
+grep -q "^sent 0 files (0 up to date, 1 failed)" "$T/last.out" || { cat "$T/last.out"; fail "the summary lies"; }
+grep -q "^ferry: 1 file(s) failed" "$T/last.err" || { cat "$T/last.err"; fail "not counted once"; }
+
+note "a destination the daemon cannot create: one line from the server, exit 3"
+expect_rc 3 ferry_c push "$T/pc/Photos/" "$(url rootowned/new/deeper)"
+grep -q "mkdir.*Permission denied" "$T/last.err" || { cat "$T/last.err"; fail "the reason is not shown"; }
+
+note "10.1: one unreadable file (client as nobody) counts once; the others are sent"
+mkdir -p "$T/pc/mixed"; echo ok1 > "$T/pc/mixed/ok1"; echo ok2 > "$T/pc/mixed/ok2"
+echo secret > "$T/pc/mixed/locked"; chmod 600 "$T/pc/mixed/locked"   # root's: nobody cannot read it
+chmod 755 "$T/pc" "$T/pc/mixed"
+nobody_push() {
+  setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_CLIENT push --identity "$T/nb/id" \
+    --known-hosts "$T/nb/kh" --accept-new "$@"
+}
+chown nobody "$T/mod"
+expect_rc 23 nobody_push -v "$T/pc/mixed/" "$(url m/mixed)"
+grep -q "^sent 2 files (0 up to date, 1 failed)" "$T/last.out" || { cat "$T/last.out" "$T/last.err"; fail "unreadable file: summary"; }
+grep -q "^ferry: 1 file(s) failed" "$T/last.err" || { cat "$T/last.err"; fail "unreadable file counted twice"; }
+[ -f "$T/mod/mixed/ok1" ] && [ -f "$T/mod/mixed/ok2" ] || fail "the readable files were not sent"
+stop_server
+
+note "10.1: on a full disk only committed bytes count as sent"
+mkdir -p "$T/small"
+mount -t tmpfs -o size=1m ferry-e2e-full "$T/small"
+trap 'umount "$T/small" 2> /dev/null || true; cleanup' EXIT
+chown nobody "$T/small"
+mkdir -p "$T/pc/fill"
+head -c 3000000 /dev/urandom > "$T/pc/fill/huge"
+head -c 1234 /dev/urandom > "$T/pc/fill/tiny"
+write_config "[small]" "path = $T/small"
+FERRY_SERVER="setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_SERVER" start_server
+expect_rc 23 ferry_c push --stats "$T/pc/fill/" "$(url small/)"
+grep -q "^Total transferred file size: 1234 bytes" "$T/last.out" || { cat "$T/last.out"; fail "failed bytes counted as sent"; }
+grep -q "^sent 1 file (0 up to date, 1 failed), 0.0 MB" "$T/last.out" || { cat "$T/last.out"; fail "full disk: summary"; }
+cmp "$T/pc/fill/tiny" "$T/small/tiny" || fail "the small file did not land"
+[ ! -e "$T/small/huge" ] || fail "a partial file under its final name"
+no_temp_files "$T/small"
+stop_server
+umount "$T/small"
