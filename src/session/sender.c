@@ -192,7 +192,9 @@ static int handle(struct sender *s, const struct msg *m)
 		s->st->files_skipped = m->u.result.uptodate;
 		s->st->files_kept = m->u.result.kept;
 		s->st->deleted = m->u.result.deleted;
-		if (m->u.result.errors)
+		/* this side's own words for a failure it saw (open: Permission
+		 * denied) say more than the receiver's ("could not read it") */
+		if (m->u.result.errors && !s->st->first_error[0])
 			snprintf(s->st->first_error, sizeof s->st->first_error, "%s",
 				 m->u.result.message);
 		return 0;

@@ -139,7 +139,7 @@ grep -q "mkdir.*Permission denied" "$T/last.err" || { cat "$T/last.err"; fail "t
 
 note "10.1: one unreadable file (client as nobody) counts once; the others are sent"
 mkdir -p "$T/pc/mixed"; echo ok1 > "$T/pc/mixed/ok1"; echo ok2 > "$T/pc/mixed/ok2"
-echo secret > "$T/pc/mixed/locked"; chmod 600 "$T/pc/mixed/locked"   # root's: nobody cannot read it
+echo secret > "$T/pc/mixed/zlocked"; chmod 600 "$T/pc/mixed/zlocked"   # root's: nobody cannot read it
 chmod 755 "$T/pc" "$T/pc/mixed"
 nobody_push() {
   setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_CLIENT push --identity "$T/nb/id" \
@@ -150,6 +150,16 @@ expect_rc 23 nobody_push -v "$T/pc/mixed/" "$(url m/mixed)"
 grep -q "^sent 2 files (0 up to date, 1 failed)" "$T/last.out" || { cat "$T/last.out" "$T/last.err"; fail "unreadable file: summary"; }
 grep -q "^ferry: 1 file(s) failed" "$T/last.err" || { cat "$T/last.err"; fail "unreadable file counted twice"; }
 [ -f "$T/mod/mixed/ok1" ] && [ -f "$T/mod/mixed/ok2" ] || fail "the readable files were not sent"
+
+note "10.10: an error line never lands on top of the progress line"
+rm -rf "$T/mod/mixed"
+rc=0
+nobody_push -P "$T/pc/mixed/" "$(url m/mixed)" > "$T/merged" 2>&1 || rc=$?
+[ "$rc" = 23 ] || fail "progress run: exit $rc"
+grep -q "zlocked" "$T/merged" || fail "the error line is missing"
+if LC_ALL=C grep -a "ferry: .*zlocked" "$T/merged" | LC_ALL=C grep -aq "MB/s[^$(printf '\r')]*ferry:"; then
+  cat -v "$T/merged"; fail "an error line was printed on top of the progress line"
+fi
 stop_server
 
 note "10.1: on a full disk only committed bytes count as sent"
