@@ -169,7 +169,8 @@ int cmd_push(int argc, char **argv)
 		rc = client_open(&r, &x.co, &rq, &c, &acc);
 	}
 	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
-		struct xfer_opts o = { .flags = x.flags };
+		/* the PC rolls over its files against the box's signatures */
+		struct xfer_opts o = { .flags = x.flags, .do_delta = 1 };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		signal(SIGINT, on_stop);
 		signal(SIGTERM, on_stop);

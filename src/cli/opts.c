@@ -27,7 +27,7 @@ enum action { OWN, SAME, REFUSE };
 enum {
 	O_INFO = 256, O_DEBUG, O_STDERR, O_BACKUP_DIR, O_SUFFIX, O_CHMOD, O_EXISTING,
 	O_IGNORE_EXISTING, O_DELETE, O_IGNORE_MISSING, O_TIMEOUT, O_SIZE_ONLY, O_PORT,
-	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP,
+	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -46,7 +46,7 @@ struct rflag {
 #define NO_FOLLOW "ferry keeps symlinks as links and never follows one (the jail relies on it)"
 #define LATER_META "owners, groups, devices, hard links, ACLs and xattrs are not kept yet"
 #define LATER_FILTER "filter rules are not implemented yet"
-#define LATER_DELTA "ferry sends changed files whole: there is no delta transfer yet"
+#define LATER_DELTA "ferry chooses its delta blocks itself (about the square root of the size)"
 #define LATER_ZSTD "compression is not implemented yet"
 #define ATOMIC "ferry writes every file to a temporary beside it and renames it into place"
 #define LATER_SNAP "versioned backups will be a module option on the box"
@@ -115,9 +115,9 @@ static const struct rflag rsync_flags[] = {
 	{ "sparse", 'S', 0, SAME, 0, "ferry always keeps holes as holes" },
 	{ "preallocate", 0, 0, SAME, 0, "ferry preallocates large files where the file system can" },
 	{ "dry-run", 'n', 0, OWN, 'n', NULL },
-	{ "whole-file", 'W', 0, SAME, 0, LATER_DELTA },
-	{ "no-whole-file", 0, 0, REFUSE, 0, LATER_DELTA },
-	{ "no-W", 0, 0, REFUSE, 0, LATER_DELTA },
+	{ "whole-file", 'W', 0, OWN, 'W', NULL },
+	{ "no-whole-file", 0, 0, OWN, O_NO_WHOLE, NULL },
+	{ "no-W", 0, 0, OWN, O_NO_WHOLE, NULL },
 	{ "checksum-choice", 0, 1, REFUSE, 0, "ferry's file checksum is always xxh3-128" },
 	{ "cc", 0, 1, REFUSE, 0, "ferry's file checksum is always xxh3-128" },
 	{ "one-file-system", 'x', 0, REFUSE, 0, "not implemented" },
@@ -164,7 +164,7 @@ static const struct rflag rsync_flags[] = {
 	{ "size-only", 0, 0, OWN, O_SIZE_ONLY, NULL },
 	{ "modify-window", '@', 1, REFUSE, 0, "ferry compares modification times to the nanosecond" },
 	{ "temp-dir", 'T', 1, REFUSE, 0, ATOMIC },
-	{ "fuzzy", 'y', 0, REFUSE, 0, LATER_DELTA },
+	{ "fuzzy", 'y', 0, REFUSE, 0, "not implemented: a delta's basis is the file of the same name" },
 	{ "compare-dest", 0, 1, REFUSE, 0, LATER_SNAP },
 	{ "copy-dest", 0, 1, REFUSE, 0, LATER_SNAP },
 	{ "link-dest", 0, 1, REFUSE, 0, LATER_SNAP },
@@ -353,6 +353,8 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'u': x->flags |= REQ_UPDATE; break;
 	case 'n': x->flags |= REQ_DRY_RUN; break;
 	case 'I': x->flags |= REQ_IGNORE_TIMES; break;
+	case 'W': x->flags |= REQ_WHOLE_FILE; break;
+	case O_NO_WHOLE: x->flags &= ~REQ_WHOLE_FILE; break;
 	case 'h': x->human++; break;
 	case 'i': x->itemize = 1; break;
 	case 'b': x->flags |= REQ_BACKUP; break;

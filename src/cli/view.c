@@ -49,6 +49,7 @@ static const char *itemize(char out[16], char dir, int kind, unsigned bits)
 	switch (kind) {
 	case CHG_DELETE: return "*deleting  ";
 	case CHG_ERROR: return "*failed    ";
+	case CHG_RETRY: return "*retry     ";
 	case CHG_MKDIR: y = 'c'; x = 'd'; break;
 	case CHG_LINK: y = 'c'; x = 'L'; break;
 	case CHG_META: y = '.'; rest = NULL; break;
@@ -79,7 +80,7 @@ static void log_line(struct view *v, const char *what, const char *path)
 void view_change(void *ctx, int kind, unsigned bits, const char *path)
 {
 	static const char *const tag[] = { "", "new", "update", "delete", "mkdir", "link",
-					    "attrs", "FAILED" };
+					    "attrs", "FAILED", "retry" };
 	struct view *v = ctx;
 	const struct xfer_cli *x = v->x;
 	char q[4 * MSG_MAX_PATH + 8], item[16];
@@ -95,7 +96,7 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	if (x->itemize)
 		printf("%s %s\n", item, shown);
 	else
-		printf("%-7s %s\n", kind > 0 && kind <= CHG_ERROR ? tag[kind] : "?", shown);
+		printf("%-7s %s\n", kind > 0 && kind <= CHG_RETRY ? tag[kind] : "?", shown);
 	fflush(stdout);
 }
 

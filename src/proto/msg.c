@@ -23,6 +23,10 @@ const char *msg_type_name(uint8_t type)
 	case MSG_DATA: return "DATA";
 	case MSG_HOLE: return "HOLE";
 	case MSG_FILE_END: return "FILE_END";
+	case MSG_COPY: return "COPY";
+	case MSG_WANT_DELTA: return "WANT_DELTA";
+	case MSG_SIG: return "SIG";
+	case MSG_REDO: return "REDO";
 	case MSG_WANT: return "WANT";
 	case MSG_DECIDED: return "DECIDED";
 	case MSG_CHANGE: return "CHANGE";
@@ -129,13 +133,40 @@ static void rd_fields(struct rd *r, struct msg *m)
 		break;
 	case MSG_WANT:
 	case MSG_DECIDED:
+	case MSG_REDO:
 		m->u.index.index = rd_u32(r);
+		break;
+	case MSG_WANT_DELTA:
+		m->u.want_delta.index = rd_u32(r);
+		m->u.want_delta.block = rd_u32(r);
+		m->u.want_delta.size = rd_u64(r);
+		if (m->u.want_delta.block < DELTA_MIN_BLOCK || m->u.want_delta.block > DELTA_MAX_BLOCK ||
+		    m->u.want_delta.size / m->u.want_delta.block > UINT32_MAX)
+			r->err = -EBADMSG;
+		break;
+	case MSG_SIG:
+		m->u.sig.index = rd_u32(r);
+		m->u.sig.first = rd_u32(r);
+		m->u.sig.count = rd_u16(r);
+		/* the entries are the rest of the record, exactly count of them */
+		m->u.sig.entries = r->p;
+		if (r->err || !m->u.sig.count || m->u.sig.count > SIG_MAX_BLOCKS ||
+		    r->left != (size_t)m->u.sig.count * SIG_ENTRY_LEN)
+			r->err = -EBADMSG;
+		else
+			rd_skip(r, r->left);
+		break;
+	case MSG_COPY:
+		m->u.copy.block = rd_u32(r);
+		m->u.copy.count = rd_u32(r);
+		if (!m->u.copy.count)
+			r->err = -EBADMSG;
 		break;
 	case MSG_CHANGE:
 		m->u.change.kind = rd_u8(r);
 		m->u.change.bits = rd_u8(r);
 		rd_str(r, m->u.change.path, MSG_MAX_PATH);
-		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_ERROR ||
+		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_RETRY ||
 		    (m->u.change.bits & ~CHGB_KNOWN))
 			r->err = -EBADMSG;
 		break;
@@ -242,9 +273,25 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u8(w, m->u.file_end.has_hash);
 		wr_bytes(w, m->u.file_end.hash, MSG_HASH_LEN);
 		break;
+	case MSG_REDO:
 	case MSG_WANT:
 	case MSG_DECIDED:
 		wr_u32(w, m->u.index.index);
+		break;
+	case MSG_WANT_DELTA:
+		wr_u32(w, m->u.want_delta.index);
+		wr_u32(w, m->u.want_delta.block);
+		wr_u64(w, m->u.want_delta.size);
+		break;
+	case MSG_SIG:
+		wr_u32(w, m->u.sig.index);
+		wr_u32(w, m->u.sig.first);
+		wr_u16(w, m->u.sig.count);
+		wr_bytes(w, m->u.sig.entries, (size_t)m->u.sig.count * SIG_ENTRY_LEN);
+		break;
+	case MSG_COPY:
+		wr_u32(w, m->u.copy.block);
+		wr_u32(w, m->u.copy.count);
 		break;
 	case MSG_CHANGE:
 		wr_u8(w, m->u.change.kind);

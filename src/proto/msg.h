@@ -25,16 +25,29 @@
 #define PROTO_WINDOW_PATH_BYTES (1u << 20) /* the bytes of their wire paths */
 #define PROTO_META_PENDING 1024            /* DIR_META sent while files before it were open */
 #define PROTO_META_PATH_BYTES (1u << 20)   /* the bytes of their paths */
-/* A control message never exceeds this (the largest is REQUEST with its
- * module, path, backup directory, suffix and chmod). */
-#define MSG_MAX_ENCODED (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH) + 64)
+
+/* Delta transfer (docs/PROTOCOL.md, 4.3): a signature is a block size and,
+ * per whole block of the basis, a 32-bit rolling sum and the first 8 bytes
+ * of its xxh3-64; it travels in SIG records of at most SIG_MAX_BLOCKS. */
+#define DELTA_MIN_BLOCK 2048u
+#define DELTA_MAX_BLOCK (128u << 10)
+#define SIG_MAX_BLOCKS 4096u
+#define SIG_ENTRY_LEN 12u
+
+/* A control message never exceeds this: the largest is a full SIG (a
+ * REQUEST with every string at its limit is about 9 KiB); both fit in one
+ * channel record (65519 bytes). */
+#define MSG_MAX_REQUEST (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH))
+#define MSG_MAX_ENCODED (1 + 4 + 4 + 2 + SIG_MAX_BLOCKS * SIG_ENTRY_LEN)
 
 enum msg_type {
 	MSG_REQUEST = 0x01, MSG_ACCEPT = 0x02, MSG_REFUSE = 0x03,
 	MSG_DIR_BEGIN = 0x10, MSG_ENTRY = 0x11, MSG_DIR_END = 0x12,
 	MSG_DIR_META = 0x13, MSG_END = 0x14, MSG_TOTALS = 0x15,
 	MSG_FILE_BEGIN = 0x20, MSG_DATA = 0x21, MSG_HOLE = 0x22, MSG_FILE_END = 0x23,
+	MSG_COPY = 0x24,
 	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
+	MSG_WANT_DELTA = 0x34, MSG_SIG = 0x35, MSG_REDO = 0x36,
 	MSG_ERROR = 0x40,
 };
 
@@ -56,7 +69,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_IGNORE_EXISTING 0x1000u /* --ignore-existing: what exists is not updated */
 #define REQ_EXISTING  0x2000u /* --existing: nothing new is created */
 #define REQ_BACKUP    0x4000u /* -b: what is replaced or deleted is kept (suffix, backup dir) */
-#define REQ_KNOWN     0x7fffu
+#define REQ_WHOLE_FILE 0x8000u /* -W: no delta transfer */
+#define REQ_KNOWN     0xffffu
 
 enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
 #define ENT_HAS_HASH 0x01u
@@ -68,7 +82,7 @@ enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
 enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2 };
 
 enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
-		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7 };
+		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7, CHG_RETRY = 8 };
 /* What differed, for rsync's -i (">f.st......"): */
 #define CHGB_SIZE  0x01u
 #define CHGB_TIME  0x02u
@@ -116,7 +130,16 @@ struct m_totals { uint64_t files, bytes; };
 struct m_file_begin { uint32_t index; uint64_t size; uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; };
 struct m_len { uint64_t len; };                                      /* DATA, HOLE */
 struct m_file_end { uint8_t status, has_hash; uint8_t hash[MSG_HASH_LEN]; };
-struct m_index { uint32_t index; };                                  /* WANT, DECIDED */
+struct m_index { uint32_t index; };                                  /* WANT, DECIDED, REDO */
+/* WANT_DELTA: send entry `index` as a delta against my basis of `size`
+ * bytes, whose signature (size / block whole blocks) follows in SIGs. */
+struct m_want_delta { uint32_t index, block; uint64_t size; };
+/* SIG: signature entries first .. first + count - 1 of entry `index`;
+ * `entries` points into the received record (valid until the next receive):
+ * count * SIG_ENTRY_LEN bytes, u32 weak then 8 bytes of strong, each. */
+struct m_sig { uint32_t index, first; uint16_t count; const uint8_t *entries; };
+/* COPY: `count` blocks of the basis from block `block` come next in the file. */
+struct m_copy { uint32_t block, count; };
 struct m_change { uint8_t kind, bits; char path[MSG_MAX_PATH + 1]; };
 /* END: the sender's own failures the receiver did not see (a directory it
  * could not list, a link it could not read), so the receiver's RESULT can
@@ -149,6 +172,9 @@ struct msg {
 		struct m_change change;
 		struct m_result result;
 		struct m_end end;
+		struct m_want_delta want_delta;
+		struct m_sig sig;
+		struct m_copy copy;
 	} u;
 };
 
@@ -161,5 +187,8 @@ const char *msg_type_name(uint8_t type);
 
 int hello_decode(const uint8_t *p, size_t n, struct hello *h);
 int hello_encode(const struct hello *h, uint8_t *out, size_t cap);
+
+_Static_assert(MSG_MAX_REQUEST < MSG_MAX_ENCODED && MSG_MAX_ENCODED <= 65519,
+	       "every message fits one channel record");
 
 #endif

@@ -61,6 +61,14 @@ void rd_bytes(struct rd *r, void *out, size_t n)
 	r->left -= n;
 }
 
+void rd_skip(struct rd *r, size_t n)
+{
+	if (!take(r, n))
+		return;
+	r->p += n;
+	r->left -= n;
+}
+
 void rd_str(struct rd *r, char *out, size_t max)
 {
 	size_t n = rd_u16(r);

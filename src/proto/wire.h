@@ -46,6 +46,8 @@ void rd_bytes(struct rd *r, void *out, size_t n);
 /* A u16-length-prefixed string of at most max bytes, without NUL bytes,
  * copied NUL-terminated into out (which has room for max + 1). */
 void rd_str(struct rd *r, char *out, size_t max);
+/* Steps over n bytes the caller reads in place (a SIG's entries). */
+void rd_skip(struct rd *r, size_t n);
 /* Fails unless every byte was consumed (trailing garbage is an error). */
 int rd_end(struct rd *r);
 

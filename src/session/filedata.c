@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,7 +35,7 @@ static void hash_hole(XXH3_state_t *h, uint64_t n)
 	XXH3_128bits_update(h, mark, sizeof mark);
 }
 
-static void hash_out(XXH3_state_t *h, uint8_t out[MSG_HASH_LEN])
+void filedata_hash_out(XXH3_state_t *h, uint8_t out[MSG_HASH_LEN])
 {
 	XXH128_canonical_t canon;
 	XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(h));
@@ -52,7 +53,7 @@ int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN])
 	XXH3_128bits_reset(h);
 	while ((n = read(fd, buf, sizeof buf)) > 0)
 		XXH3_128bits_update(h, buf, (size_t)n);
-	hash_out(h, out);
+	filedata_hash_out(h, out);
 	XXH3_freeState(h);
 	return n < 0 ? -errno : 0;
 }
@@ -62,10 +63,10 @@ int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN])
  * AEAD tags prove the receiver got exactly what the sender read, so the hash
  * could never disagree, and skipping it saves 3-4 instructions per byte on a
  * 32-bit MIPS router (docs/PROTOCOL.md, section 5). */
-static int hash_new(const struct conn *c, XXH3_state_t **h)
+static int hash_new(const struct conn *c, int always, XXH3_state_t **h)
 {
 	*h = NULL;
-	if (!c->verify)
+	if (!c->verify && !always)
 		return 0;
 	*h = XXH3_createState();
 	if (!*h)
@@ -74,7 +75,7 @@ static int hash_new(const struct conn *c, XXH3_state_t **h)
 	return 0;
 }
 
-static int send_begin(struct conn *c, uint32_t index, const struct stat *sb)
+int filedata_send_begin(struct conn *c, uint32_t index, const struct stat *sb)
 {
 	struct msg m = { .type = MSG_FILE_BEGIN };
 
@@ -86,20 +87,29 @@ static int send_begin(struct conn *c, uint32_t index, const struct stat *sb)
 	return conn_send(c, &m);
 }
 
-static int send_end(struct conn *c, uint8_t status, XXH3_state_t *h)
+int filedata_send_end(struct conn *c, uint8_t status, const uint8_t *hash)
 {
 	struct msg m = { .type = MSG_FILE_END };
 
 	m.u.file_end.status = status;
-	m.u.file_end.has_hash = h != NULL;
-	if (h)
-		hash_out(h, m.u.file_end.hash);
+	m.u.file_end.has_hash = hash != NULL;
+	if (hash)
+		memcpy(m.u.file_end.hash, hash, MSG_HASH_LEN);
 	return conn_send(c, &m);
+}
+
+static int send_end(struct conn *c, uint8_t status, XXH3_state_t *h)
+{
+	uint8_t hash[MSG_HASH_LEN];
+
+	if (h)
+		filedata_hash_out(h, hash);
+	return filedata_send_end(c, status, h ? hash : NULL);
 }
 
 int filedata_send_failed(struct conn *c, uint32_t index)
 {
-	int rc = send_begin(c, index, NULL);
+	int rc = filedata_send_begin(c, index, NULL);
 	return rc < 0 ? rc : send_end(c, FILE_READ_ERROR, NULL);
 }
 
@@ -208,10 +218,10 @@ int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
 	}
 	if (pg)
 		progress_file(pg, path, (uint64_t)sb.st_size);
-	if ((rc = hash_new(c, &h)) < 0)
+	if ((rc = hash_new(c, 0, &h)) < 0)
 		return rc;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	rc = send_begin(c, index, &sb);
+	rc = filedata_send_begin(c, index, &sb);
 	for (off_t off = 0; rc == 0 && off < sb.st_size;) {
 		off_t data, end;
 		next_extent(fd, off, sb.st_size, &data, &end);
@@ -301,8 +311,40 @@ static int recv_extent(struct conn *c, uint64_t len, struct afile *f, XXH3_state
 	return 0;
 }
 
+/* COPY: blocks of the basis into the file. Checked against the basis the
+ * signature described, and against the file's size, before anything is read. */
+static int copy_blocks(const struct m_copy *cp, const struct basis *b, uint64_t off, uint64_t size,
+		       struct afile *f, XXH3_state_t *h, int *ok, char *why, size_t whylen)
+{
+	if (!b || cp->block >= b->nblocks || cp->count > b->nblocks - cp->block ||
+	    (uint64_t)cp->count * b->block > size - off)
+		return err_set(-EBADMSG, "protocol: COPY of blocks %u+%u, past the basis or the file",
+			       cp->block, cp->count);
+	uint8_t *buf = malloc(b->block);
+	if (!buf)
+		return err_set(-ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < cp->count; i++) {
+		off_t at = (off_t)(cp->block + i) * b->block;
+		ssize_t n = pread(b->fd, buf, b->block, at);
+		if (n != (ssize_t)b->block) {   /* the basis changed meanwhile */
+			memset(buf, 0, b->block);
+			if (*ok)
+				snprintf(why, whylen, "the old version changed while it was the basis");
+			*ok = 0;
+		}
+		XXH3_128bits_update(h, buf, b->block);
+		if (f && *ok && afile_write(f, buf, b->block) < 0) {
+			*ok = 0;
+			snprintf(why, whylen, "%s", err_msg());
+		}
+	}
+	free(buf);
+	return 0;
+}
+
 int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f,
-		  struct xfer_stats *st, struct progress *pg, const char **why)
+		  const struct basis *b, struct xfer_stats *st, struct progress *pg,
+		  const char **why)
 {
 	static _Thread_local char reason[512];
 	struct msg m;
@@ -310,7 +352,8 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
 	int ok = f != NULL, rc;
 	XXH3_state_t *h;
 
-	if ((rc = hash_new(c, &h)) < 0)
+	/* a delta is verified whatever the protection: blocks can collide */
+	if ((rc = hash_new(c, b != NULL, &h)) < 0)
 		return rc;
 	snprintf(reason, sizeof reason, "not written");
 	*why = reason;
@@ -319,6 +362,16 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
 			break;
 		if (m.type == MSG_FILE_END)
 			break;
+		if (m.type == MSG_COPY) {
+			if ((rc = copy_blocks(&m.u.copy, b, off, fb->size, f, h, &ok, reason,
+					      sizeof reason)) < 0)
+				break;
+			off += (uint64_t)m.u.copy.count * b->block;
+			st->bytes_matched += (uint64_t)m.u.copy.count * b->block;
+			if (pg)
+				progress_matched(pg, (uint64_t)m.u.copy.count * b->block);
+			continue;
+		}
 		if ((m.type != MSG_DATA && m.type != MSG_HOLE) || m.u.len.len > fb->size - off) {
 			rc = err_set(-EBADMSG, "protocol: unexpected %s inside a file's data",
 				     msg_type_name(m.type));
@@ -346,10 +399,11 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
 		ok = 0;
 	}
 	if (rc == 0 && h && !m.u.file_end.has_hash)
-		rc = err_set(-EBADMSG, "protocol: file data at protection none without its hash");
+		rc = err_set(-EBADMSG, "protocol: file data %s without its hash",
+			     b ? "of a delta" : "at protection none");
 	if (rc == 0 && ok && h) {
 		uint8_t mine[MSG_HASH_LEN];
-		hash_out(h, mine);
+		filedata_hash_out(h, mine);
 		if (memcmp(mine, m.u.file_end.hash, MSG_HASH_LEN)) {
 			snprintf(reason, sizeof reason, "whole-file hash mismatch");
 			ok = 0;

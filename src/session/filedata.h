@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "fs/afile.h"
 #include "session/conn.h"
@@ -21,12 +22,26 @@ int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
 		  struct xfer_stats *st, struct progress *pg);
 /* FILE_BEGIN + FILE_END(READ_ERROR) for a file that could not be opened. */
 int filedata_send_failed(struct conn *c, uint32_t index);
+/* The pieces, for the delta sender: FILE_BEGIN of the file as sb says (NULL:
+ * a file that could not be read) and FILE_END (hash NULL = none). */
+int filedata_send_begin(struct conn *c, uint32_t index, const struct stat *sb);
+int filedata_send_end(struct conn *c, uint8_t status, const uint8_t *hash);
+/* The canonical (big-endian) bytes of an xxh3-128 state. */
+struct XXH3_state_s;
+void filedata_hash_out(struct XXH3_state_s *h, uint8_t out[MSG_HASH_LEN]);
 
 /* Receives the data of a file announced by `fb` into f (which may be NULL to
  * discard it). Returns 1 when the data is complete and the hash matches, 0
  * when the file must be discarded (*why says why), <0 when the session fails. */
+struct basis {
+	int fd;                     /* the old version, open for reading */
+	uint32_t block, nblocks;    /* as its signature said */
+};
+/* With a basis (a delta), COPY messages are taken from it, and the whole
+ * file is verified at every protection level. */
 int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f,
-		  struct xfer_stats *st, struct progress *pg, const char **why);
+		  const struct basis *b, struct xfer_stats *st, struct progress *pg,
+		  const char **why);
 
 /* How much of the `left` bytes an extent still has one receive may ask for:
  * left itself, or SIZE_MAX where size_t cannot hold it. A 32-bit receiver

@@ -161,6 +161,13 @@ void progress_skip(struct progress *p, uint64_t n)
 	draw(p, 0);
 }
 
+void progress_matched(struct progress *p, uint64_t n)
+{
+	p->done_bytes += n;
+	p->file_done += n;
+	draw(p, 0);
+}
+
 void progress_file_done(struct progress *p)
 {
 	p->files_done++;

@@ -37,6 +37,7 @@ void progress_totals(struct progress *p, uint64_t files, uint64_t bytes);
 void progress_file(struct progress *p, const char *path, uint64_t size);
 void progress_bytes(struct progress *p, uint64_t n);          /* data moved */
 void progress_skip(struct progress *p, uint64_t n);           /* a file found up to date */
+void progress_matched(struct progress *p, uint64_t n);        /* a delta's bytes from the basis */
 void progress_file_done(struct progress *p);
 /* Clears the line (so other output can be printed), e.g. before a message. */
 void progress_clear(struct progress *p);

@@ -18,6 +18,7 @@
 #include "fs/meta.h"
 #include "fs/sync.h"
 #include "session/backup.h"
+#include "session/delta.h"
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "util/chmod.h"
@@ -29,8 +30,14 @@ struct want {
 	uint32_t index;
 	uint32_t wire_len;      /* its wire path's length, counted against the window */
 	uint64_t size;          /* the ENTRY's size: the most that is preallocated */
+	uint32_t block;         /* a delta: the signature's block size; 0 = whole */
+	uint64_t basis_size;    /* a delta: the basis's size when its signature was read */
 	char *path;             /* local path in the jail, owned */
 };
+
+/* A delta that did not verify is asked for once more, whole (REDO); its
+ * data may come before the wants queued after it. */
+#define MAX_REDO 64
 
 struct dmeta {
 	uint64_t after;         /* apply once this many wants are done */
@@ -73,6 +80,8 @@ struct receiver {
 	 * counted again. Bounded; past it a failure inside may count twice. */
 	char *failed[64];
 	size_t nfailed;
+	struct want redo[MAX_REDO];
+	size_t nredo;
 	uint32_t index, decided_sent;
 	int end_seen;
 	/* the directory the last file was written to */
@@ -356,7 +365,51 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	return 0;
 }
 
-static int want_push(struct receiver *r, const struct m_entry *e, const char *lp)
+/* The old version as a basis for a delta: open, regular, the size it had. */
+static int basis_open(int dirfd, const char *name, uint64_t *size)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* A changed file with an old version of some size here is asked for as a
+ * delta (where this receiver may: a box receiver, unless -W). */
+static int wants_delta(const struct receiver *r, const struct m_entry *e, const struct stat *old,
+		       int exists)
+{
+	return r->o->want_delta && !(r->o->flags & REQ_WHOLE_FILE) && exists &&
+	       S_ISREG(old->st_mode) && (uint64_t)old->st_size >= DELTA_MIN_FILE &&
+	       e->size >= DELTA_MIN_FILE &&
+	       (uint64_t)old->st_size / DELTA_MAX_BLOCK <= DELTA_MAX_BLOCKS;
+}
+
+/* WANT, or WANT_DELTA with the signature of the basis (streamed as it is
+ * read; nothing of it is kept). A basis that cannot be read: a whole WANT. */
+static int ask(struct receiver *r, struct want *w, const char *name, int delta)
+{
+	uint64_t size = 0;
+	int fd = delta ? basis_open(r->cur_fd, name, &size) : -1;
+
+	if (fd < 0)
+		return conn_send_len(r->c, MSG_WANT, w->index);
+	w->block = delta_block_size(size);
+	w->basis_size = size;
+	int rc = delta_sig_send(r->c, fd, w->index, w->block, size);
+	close(fd);
+	return rc;
+}
+
+static int want_push(struct receiver *r, const struct m_entry *e, const char *lp,
+		     const char *name, int delta)
 {
 	size_t len = strlen(r->cur) + (r->cur[0] ? 1 : 0) + strlen(e->name);
 
@@ -371,13 +424,15 @@ static int want_push(struct receiver *r, const struct m_entry *e, const char *lp
 	w->index = r->index;
 	w->wire_len = (uint32_t)len;
 	w->size = e->size;
+	w->block = 0;
+	w->basis_size = 0;
 	w->path = strdup(lp);
 	if (!w->path)
 		return err_set(-ENOMEM, "out of memory");
 	r->want_bytes += len;
 	r->wcount++;
 	r->wants_enq++;
-	return conn_send_len(r->c, MSG_WANT, r->index);
+	return ask(r, w, name, delta);
 }
 
 /* Deletes cur/name, or with -b moves it to its backup. */
@@ -489,7 +544,7 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		return 0;
 	if (exists && !S_ISREG(old->st_mode) && clear_existing(r, name, wpath) < 0)
 		return 0;
-	return want_push(r, e, lp);
+	return want_push(r, e, lp, name, wants_delta(r, e, old, exists));
 }
 
 static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
@@ -674,7 +729,7 @@ static off_t prealloc_hint(int dfd, uint64_t announced, uint64_t entry_size)
 
 /* A complete, verified file goes into place (after -b kept the old one). */
 static void commit_file(struct receiver *r, struct afile *f, const struct m_file_begin *fb,
-			int dfd, const char *leaf, const char *wpath, uint64_t moved)
+			int dfd, const char *leaf, const char *wpath, uint64_t size)
 {
 	struct timespec mt = { .tv_sec = (time_t)fb->mtime_s, .tv_nsec = fb->mtime_ns };
 	struct stat old;
@@ -690,47 +745,109 @@ static void commit_file(struct receiver *r, struct afile *f, const struct m_file
 		return;
 	}
 	r->st->files_sent++;
-	r->st->bytes_committed += moved;
+	r->st->bytes_committed += size;
 }
 
-static int on_file(struct receiver *r, const struct m_file_begin *fb)
+/* The want this file's data answers: the head of the queue, or a REDO. */
+static struct want *want_of(struct receiver *r, uint32_t index, int *redo)
 {
-	struct afile f;
-	const char *leaf, *why = NULL;
-	struct progress *pg = r->h->progress;
-	int have = 0, rc;
-
-	if (!r->wcount || r->wq[r->whead].index != fb->index)
-		return err_set(-EBADMSG, "protocol: data for entry %u, which was not asked for",
-			       fb->index);
-	struct want *w = &r->wq[r->whead];
-	const char *shown = w->path;
-	int dfd = data_dirfd(r, w->path, &leaf);
-	if (dfd >= 0 && afile_open(&f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
-				   &r->o->writer) == 0)
-		have = 1;
-	else
-		file_error(r, shown, err_msg());
-	if (pg)
-		progress_file(pg, shown, fb->size);
-	uint64_t before = r->st->bytes_data;
-	rc = filedata_recv(r->c, fb, have ? &f : NULL, r->st, pg, &why);
-	if (rc == 1) {
-		commit_file(r, &f, fb, dfd, leaf, shown, r->st->bytes_data - before);
-		if (pg)
-			progress_file_done(pg);
-	} else if (have) {
-		afile_abort(&f);
-		if (rc == 0)
-			file_error(r, shown, why);
+	*redo = 0;
+	if (r->wcount && r->wq[r->whead].index == index)
+		return &r->wq[r->whead];
+	for (size_t i = 0; i < r->nredo; i++) {
+		if (r->redo[i].index == index) {
+			*redo = 1;
+			return &r->redo[i];
+		}
 	}
+	return NULL;
+}
+
+/* A delta that did not verify (a block collision, or a basis that changed)
+ * is asked for once more, whole; past MAX_REDO at once it just fails. */
+static int redo_push(struct receiver *r, const struct want *w, const char *why)
+{
+	if (r->nredo == MAX_REDO) {
+		file_error(r, w->path, why);
+		return 0;
+	}
+	struct want *x = &r->redo[r->nredo];
+	*x = *w;
+	x->block = 0;
+	if (!(x->path = strdup(w->path)))
+		return err_set(-ENOMEM, "out of memory");
+	r->nredo++;
+	log_info("%s: the delta did not verify (%s); asking for it whole", w->path, why);
+	report(r, CHG_RETRY, w->path);
+	return conn_send_len(r->c, MSG_REDO, w->index);
+}
+
+static void want_done(struct receiver *r, struct want *w, int redo)
+{
 	free(w->path);
+	if (redo) {
+		*w = r->redo[--r->nredo];
+		return;
+	}
 	r->want_bytes -= w->wire_len;
 	r->whead = (r->whead + 1) % r->wcap;
 	r->wcount--;
 	r->wants_done++;
 	meta_apply_ready(r, 0);
+}
+
+/* Receives one file's data into a temporary and commits it. */
+static int receive(struct receiver *r, const struct m_file_begin *fb, struct want *w)
+{
+	struct afile f;
+	const char *leaf, *why = NULL;
+	struct progress *pg = r->h->progress;
+	struct basis b = { .fd = -1, .block = w->block };
+	int have = 0, rc;
+
+	int dfd = data_dirfd(r, w->path, &leaf);
+	if (dfd >= 0 && afile_open(&f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
+				   &r->o->writer) == 0)
+		have = 1;
+	else
+		file_error(r, w->path, err_msg());
+	if (w->block && dfd >= 0) {
+		uint64_t now = 0;
+		b.fd = basis_open(dfd, leaf, &now);
+		b.nblocks = (uint32_t)(w->basis_size / w->block);
+		if (b.fd >= 0 && now != w->basis_size)   /* changed since its signature */
+			b.nblocks = 0;
+	}
+	if (pg)
+		progress_file(pg, w->path, fb->size);
+	rc = filedata_recv(r->c, fb, have ? &f : NULL, w->block ? &b : NULL, r->st, pg, &why);
+	if (b.fd >= 0)
+		close(b.fd);
+	if (rc == 1) {
+		commit_file(r, &f, fb, dfd, leaf, w->path, fb->size);
+		if (pg)
+			progress_file_done(pg);
+	} else if (have) {
+		afile_abort(&f);
+		if (rc == 0 && w->block)
+			rc = redo_push(r, w, why);
+		else if (rc == 0)
+			file_error(r, w->path, why);
+	}
 	return rc < 0 ? rc : 0;
+}
+
+static int on_file(struct receiver *r, const struct m_file_begin *fb)
+{
+	int redo;
+	struct want *w = want_of(r, fb->index, &redo);
+
+	if (!w)
+		return err_set(-EBADMSG, "protocol: data for entry %u, which was not asked for",
+			       fb->index);
+	int rc = receive(r, fb, w);
+	want_done(r, w, redo);
+	return rc;
 }
 
 /* --- the loop --------------------------------------------------------------- */
@@ -811,6 +928,8 @@ static int finish(struct receiver *r)
 static void cleanup(struct receiver *r)
 {
 	local_clear(r);
+	while (r->nredo)
+		free(r->redo[--r->nredo].path);
 	for (size_t i = 0; i < r->nfailed; i++)
 		free(r->failed[i]);
 	while (r->wcount) {
@@ -850,7 +969,7 @@ int receiver_run(struct conn *c, const struct jail *j, const char *root,
 	r->data_fd = -1;
 	r->own.root_fd = -1;
 	snprintf(r->root, sizeof r->root, "%s", root);
-	while (rc == 0 && !(r->end_seen && !r->wcount)) {
+	while (rc == 0 && !(r->end_seen && !r->wcount && !r->nredo)) {
 		rc = conn_recv(c, &r->m);
 		if (rc == 0)
 			rc = dispatch(r, &r->m);

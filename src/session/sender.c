@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fs/dirlist.h"
+#include "session/delta.h"
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "util/err.h"
@@ -26,6 +27,16 @@ struct pending {
 	uint16_t src;
 	uint32_t len;           /* strlen(path): counted against PROTO_WINDOW_PATH_BYTES */
 	char *path;             /* wire path, owned */
+	struct delta_sig *sig;  /* WANT_DELTA: the basis's signature, owned; NULL = whole */
+};
+
+/* Files sent as deltas lately, should the receiver ask one again whole
+ * (REDO: its reconstruction did not verify). */
+#define DONE_DELTAS 64
+struct done_delta {
+	uint32_t index;
+	uint16_t src;
+	char *path;             /* owned; NULL = free slot */
 };
 
 /* A DIR_META the receiver may still hold: it waits there for every file
@@ -50,6 +61,8 @@ struct sender {
 	size_t cap, head, count, path_bytes;
 	struct meta_wait *mw;   /* owned, PROTO_META_PENDING entries */
 	size_t mw_head, mw_count, mw_bytes;
+	struct done_delta done[DONE_DELTAS];
+	size_t done_next;
 	uint32_t next_index;
 	uint32_t decided;
 	uint64_t wanted;        /* files the receiver asked for */
@@ -122,6 +135,11 @@ static void ring_pop(struct sender *s)
 	s->path_bytes -= p->len;
 	free(p->path);
 	p->path = NULL;
+	if (p->sig) {
+		delta_sig_free(p->sig);
+		free(p->sig);
+		p->sig = NULL;
+	}
 	s->head = (s->head + 1) % s->cap;
 	s->count--;
 }
@@ -152,28 +170,93 @@ static int satisfied(struct sender *s, enum need need, size_t len)
 	}
 }
 
-static int on_want(struct sender *s, uint32_t index)
+static struct pending *on_want(struct sender *s, uint32_t index)
 {
 	for (size_t k = 0; k < s->count; k++) {
 		struct pending *p = ring_at(s, k);
 		if (p->index == index && p->state == P_UNDECIDED) {
 			p->state = P_WANTED;
 			s->wanted++;
-			return 0;
+			return p;
 		}
 		if (p->index > index)
 			break;
 		if (p->state == P_UNDECIDED)
 			p->state = P_SKIPPED;   /* decisions come in order */
 	}
-	return err_set(-EBADMSG, "protocol: WANT for entry %u, which is not pending", index);
+	err_set(-EBADMSG, "protocol: WANT for entry %u, which is not pending", index);
+	return NULL;
+}
+
+/* A delta is computed only where this side may roll: a box (a daemon's
+ * sender) never does, whatever a client asks. */
+static int on_want_delta(struct sender *s, const struct m_want_delta *w)
+{
+	if (!s->o->do_delta)
+		return err_set(-EBADMSG, "protocol: WANT_DELTA, but this side does not compute deltas");
+	struct pending *p = on_want(s, w->index);
+	if (!p)
+		return -EBADMSG;
+	if (!(p->sig = malloc(sizeof *p->sig)))
+		return err_set(-ENOMEM, "out of memory");
+	int rc = delta_sig_init(p->sig, w);
+	if (rc < 0) {
+		free(p->sig);
+		p->sig = NULL;
+	}
+	return rc;
+}
+
+static int on_sig(struct sender *s, const struct m_sig *m)
+{
+	for (size_t k = 0; k < s->count; k++) {
+		struct pending *p = ring_at(s, k);
+		if (p->index == m->index && p->sig)
+			return delta_sig_add(p->sig, m);
+	}
+	return err_set(-EBADMSG, "protocol: SIG for entry %u, which asked for no delta", m->index);
+}
+
+static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t index);
+
+/* REDO: a delta that did not verify goes again, whole. */
+static int on_redo(struct sender *s, uint32_t index)
+{
+	for (size_t i = 0; i < DONE_DELTAS; i++) {
+		struct done_delta *d = &s->done[i];
+		if (d->path && d->index == index) {
+			char *path = d->path;
+			d->path = NULL;
+			int rc = send_whole(s, d->src, path, index);
+			free(path);
+			return rc;
+		}
+	}
+	return filedata_send_failed(s->c, index);   /* forgotten: the receiver counts it */
+}
+
+static int remember_delta(struct sender *s, const struct pending *p)
+{
+	struct done_delta *d = &s->done[s->done_next];
+	s->done_next = (s->done_next + 1) % DONE_DELTAS;
+	free(d->path);
+	d->index = p->index;
+	d->src = p->src;
+	d->path = strdup(p->path);
+	return d->path ? 0 : err_set(-ENOMEM, "out of memory");
 }
 
 static int handle(struct sender *s, const struct msg *m)
 {
 	switch (m->type) {
 	case MSG_WANT:
-		return on_want(s, m->u.index.index);
+		return on_want(s, m->u.index.index) ? 0 : -EBADMSG;
+	case MSG_WANT_DELTA:
+		return on_want_delta(s, &m->u.want_delta);
+	case MSG_SIG:
+		return on_sig(s, &m->u.sig);
+	case MSG_REDO:
+		return on_redo(s, m->u.index.index);
 	case MSG_DECIDED:
 		s->decided = m->u.index.index;
 		return 0;
@@ -212,22 +295,52 @@ static int recv_one(struct sender *s)
 
 /* --- sending files -------------------------------------------------------- */
 
-static int send_wanted(struct sender *s, struct pending *p)
+static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t index)
 {
-	const struct source *src = &s->srcs[p->src];
 	struct progress *pg = s->h->progress;
-	int fd = open_source_file(src, p->path);
+	int fd = open_source_file(&s->srcs[si], path);
 	int rc;
 
 	if (fd < 0) {
 		xfer_note(s->st, "%s", err_msg());   /* the receiver counts it (FILE_END) */
-		return filedata_send_failed(s->c, p->index);
+		return filedata_send_failed(s->c, index);
 	}
-	rc = filedata_send(s->c, fd, p->index, p->path, s->st, pg);
+	rc = filedata_send(s->c, fd, index, path, s->st, pg);
 	close(fd);
 	if (pg && rc == 0)
 		progress_file_done(pg);
 	return rc;
+}
+
+/* A delta needs its whole signature, which follows its WANT_DELTA. */
+static int send_delta(struct sender *s, struct pending *p)
+{
+	struct progress *pg = s->h->progress;
+	int rc = 0;
+
+	if ((rc = conn_flush(s->c)) < 0)
+		return rc;
+	while (rc == 0 && p->sig->have < p->sig->n)
+		rc = recv_one(s);
+	if (rc < 0)
+		return rc;
+	int fd = open_source_file(&s->srcs[p->src], p->path);
+	if (fd < 0) {
+		xfer_note(s->st, "%s", err_msg());
+		return filedata_send_failed(s->c, p->index);
+	}
+	rc = delta_send(s->c, fd, p->index, p->path, p->sig, s->st, pg);
+	close(fd);
+	if (rc == 0)
+		rc = remember_delta(s, p);
+	if (pg && rc == 0)
+		progress_file_done(pg);
+	return rc;
+}
+
+static int send_wanted(struct sender *s, struct pending *p)
+{
+	return p->sig ? send_delta(s, p) : send_whole(s, p->src, p->path, p->index);
 }
 
 /* Serves what the receiver asked for and reads its decisions, until `need`
@@ -647,6 +760,8 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		ring_pop(s);
 	free(s->ring);
 	free(s->mw);
+	for (size_t i = 0; i < DONE_DELTAS; i++)
+		free(s->done[i].path);
 	free(s);
 	return rc;
 }

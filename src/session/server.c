@@ -147,7 +147,9 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1,
 			       .chmod = rq->chmod[0] ? rq->chmod : NULL,
 			       .backup_dir = rq->backup_dir[0] ? rq->backup_dir : NULL,
-			       .suffix = rq->suffix[0] ? rq->suffix : NULL };
+			       .suffix = rq->suffix[0] ? rq->suffix : NULL,
+			       /* the box asks for deltas and never rolls (issue 11) */
+			       .want_delta = 1, .do_delta = 0 };
 	struct xfer_hooks h = { 0 };
 	struct xfer_stats st = { 0 };
 	struct source src;

@@ -15,11 +15,19 @@ void summary_line(FILE *out, const struct summary *s)
 		n += snprintf(extra + n, sizeof extra - (size_t)n, ", %" PRIu64 " kept", st->files_kept);
 	if (st->errors)
 		snprintf(extra + n, sizeof extra - (size_t)n, ", %u failed", st->errors);
-	fprintf(out, "%s %" PRIu64 " file%s (%" PRIu64 " up to date%s), %s in %.2f s, %.1f MB/s%s\n",
+	fprintf(out, "%s %" PRIu64 " file%s (%" PRIu64 " up to date%s), %s in %.2f s, %.1f MB/s",
 		s->verb, st->files_sent, st->files_sent == 1 ? "" : "s", st->files_skipped, extra,
 		progress_size(size, sizeof size, st->bytes_committed, s->human), s->secs,
-		s->secs > 0 ? (double)st->bytes_committed / 1e6 / s->secs : 0.0,
-		s->dry ? " (DRY RUN)" : "");
+		s->secs > 0 ? (double)st->bytes_committed / 1e6 / s->secs : 0.0);
+	if (st->bytes_matched) {   /* a delta: what moved, what the basis gave, rsync's speedup */
+		char lit[24], match[24];
+		uint64_t wire = s->wire.bytes_in + s->wire.bytes_out;
+		fprintf(out, "; delta: %s literal, %s matched, speedup %.1f",
+			progress_size(lit, sizeof lit, st->bytes_data, s->human),
+			progress_size(match, sizeof match, st->bytes_matched, s->human),
+			wire ? (double)st->bytes_committed / (double)wire : 0.0);
+	}
+	fprintf(out, "%s\n", s->dry ? " (DRY RUN)" : "");
 }
 
 static void stat_bytes(FILE *out, const char *what, uint64_t v, int human)
@@ -46,6 +54,8 @@ void summary_stats(FILE *out, const struct summary *s)
 	fprintf(out, "Number of failures: %u\n", st->errors);
 	stat_bytes(out, "Total file size", st->bytes_total, s->human);
 	stat_bytes(out, "Total transferred file size", st->bytes_committed, s->human);
+	stat_bytes(out, "Literal data", st->bytes_data, s->human);
+	stat_bytes(out, "Matched data", st->bytes_matched, s->human);
 	stat_bytes(out, "Total bytes sent", s->wire.bytes_out, s->human);
 	stat_bytes(out, "Total bytes received", s->wire.bytes_in, s->human);
 	fprintf(out, "\n");

@@ -30,6 +30,8 @@ struct xfer_opts {
 	const char *chmod;           /* receiver: --chmod (checked), NULL = none */
 	const char *backup_dir;      /* receiver, with REQ_BACKUP: relative to the root, NULL = beside */
 	const char *suffix;          /* receiver, with REQ_BACKUP: NULL = rsync's default */
+	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
+	int do_delta;                /* sender: may roll over its files (a PC sender only) */
 };
 
 struct xfer_stats {
@@ -38,7 +40,8 @@ struct xfer_stats {
 	uint64_t files_skipped;      /* up to date (compared and found equal) */
 	uint64_t files_kept;         /* left as they are: -u, --existing, --ignore-existing */
 	uint64_t bytes_data;         /* file bytes moved (holes excluded) */
-	uint64_t bytes_committed;    /* of those, bytes of files renamed into place */
+	uint64_t bytes_committed;    /* the sizes of the files renamed into place */
+	uint64_t bytes_matched;      /* file bytes a delta took from the basis instead */
 	uint64_t bytes_total;        /* file bytes covered, skipped ones included */
 	uint64_t dirs, links, deleted;
 	uint32_t errors;             /* files that failed (the transfer goes on) */

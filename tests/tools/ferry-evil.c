@@ -628,6 +628,59 @@ static int do_file_end(struct script *s, char **a, int n)
 	return rc;
 }
 
+/* WANT_DELTA INDEX BLOCK SIZE: a receiver asking for a delta. */
+static int do_want_delta(struct script *s, char **a, int n)
+{
+	struct msg m = { .type = MSG_WANT_DELTA };
+	uint64_t idx, block;
+	int rc;
+
+	(void)n;
+	if ((rc = parse_num(a[0], 0, UINT32_MAX, &idx)) < 0 ||
+	    (rc = parse_num(a[1], 0, UINT32_MAX, &block)) < 0 ||
+	    (rc = parse_num(a[2], 0, UINT64_MAX, &m.u.want_delta.size)) < 0)
+		return rc;
+	m.u.want_delta.index = (uint32_t)idx;
+	m.u.want_delta.block = (uint32_t)block;
+	return emit(s, &m);
+}
+
+/* SIG INDEX FIRST COUNT: COUNT made-up entries (weak = strong = block number). */
+static int do_sig(struct script *s, char **a, int n)
+{
+	static uint8_t ent[SIG_MAX_BLOCKS * SIG_ENTRY_LEN];
+	struct msg m = { .type = MSG_SIG };
+	uint64_t idx, first, count;
+	int rc;
+
+	(void)n;
+	if ((rc = parse_num(a[0], 0, UINT32_MAX, &idx)) < 0 ||
+	    (rc = parse_num(a[1], 0, UINT32_MAX, &first)) < 0 ||
+	    (rc = parse_num(a[2], 0, SIG_MAX_BLOCKS, &count)) < 0)
+		return rc;
+	for (uint64_t i = 0; i < count; i++)
+		for (int k = 0; k < 12; k++)
+			ent[i * 12 + (uint64_t)k] = (uint8_t)((first + i) >> (8 * (k % 4)));
+	m.u.sig = (struct m_sig){ .index = (uint32_t)idx, .first = (uint32_t)first,
+				  .count = (uint16_t)count, .entries = ent };
+	return emit(s, &m);
+}
+
+/* COPY BLOCK COUNT: inside a file's data, blocks of the receiver's basis. */
+static int do_copy(struct script *s, char **a, int n)
+{
+	struct msg m = { .type = MSG_COPY };
+	uint64_t block, count;
+	int rc;
+
+	(void)n;
+	if ((rc = parse_num(a[0], 0, UINT32_MAX, &block)) < 0 ||
+	    (rc = parse_num(a[1], 0, UINT32_MAX, &count)) < 0)
+		return rc;
+	m.u.copy = (struct m_copy){ .block = (uint32_t)block, .count = (uint32_t)count };
+	return emit(s, &m);
+}
+
 static int do_change(struct script *s, char **a, int n)
 {
 	struct msg m = { .type = MSG_CHANGE };
@@ -708,6 +761,9 @@ static const struct {
 	{ "RESULT", 3, -1, do_result },
 	{ "ERROR", 1, -1, do_error },
 	{ "HOLD", 1, 1, do_hold },
+	{ "WANT_DELTA", 3, 3, do_want_delta },
+	{ "SIG", 3, 3, do_sig },
+	{ "COPY", 2, 2, do_copy },
 };
 
 static int run_tokens(struct script *s, char *line)
@@ -1073,6 +1129,44 @@ static int cmd_push_script(int argc, char **a)
 	return rc;
 }
 
+/* pull-script: a receiver that sends SCRIPT (e.g. WANT_DELTA) to a daemon's
+ * sender as soon as it is accepted, then prints what comes until an ERROR,
+ * the end or EOF. */
+static int cmd_pull_script(char **a)
+{
+	struct conn c;
+	struct msg *m;
+	int rc;
+
+	if ((rc = script_run(a[5], NULL)) != 0)
+		return rc;
+	if ((rc = open_session(a[0], a[1], a[2], a[3], a[4], OP_PULL, 0, &c)) != 0)
+		return rc;
+	rc = script_run(a[5], &c);
+	if (rc == 0)
+		rc = conn_flush(&c);
+	if (!(m = calloc(1, sizeof *m))) {
+		chan_free(c.ch);
+		return EX_OTHER;
+	}
+	while (rc == 0) {
+		rc = conn_recv(&c, m);
+		if (rc == -ECONNABORTED) {
+			printf("ERROR %s\n", err_msg());
+			rc = EX_ERROR;
+		} else if (rc < 0) {
+			printf("LOST %s\n", err_msg());
+			rc = EX_OTHER;
+		} else {
+			printf("%s\n", msg_type_name(m->type));
+		}
+	}
+	fflush(stdout);
+	free(m);
+	chan_free(c.ch);
+	return rc;
+}
+
 /* --- the server mode ----------------------------------------------------------- */
 
 /* Accepts one connection and runs the server side of the handshake. */
@@ -1263,12 +1357,15 @@ int main(int argc, char **argv)
 		return cmd_push_entry(argc - 2, argv + 2);
 	if (argc >= 8 && !strcmp(argv[1], "push-script"))
 		return cmd_push_script(argc - 2, argv + 2);
+	if (argc >= 8 && !strcmp(argv[1], "pull-script"))
+		return cmd_pull_script(argv + 2);
 	if (argc == 4 && !strcmp(argv[1], "serve"))
 		return cmd_serve(argv + 2);
 	fprintf(stderr,
 		"usage: ferry-evil request-path HOST PORT KEYFILE MODULE PATH push|pull|list\n"
 		"       ferry-evil push-entry HOST PORT KEYFILE MODULE DIRPATH NAME file|dir|link [TARGET]\n"
 		"       ferry-evil push-script HOST PORT KEYFILE MODULE PATH SCRIPT [FLAGS]\n"
+		"       ferry-evil pull-script HOST PORT KEYFILE MODULE PATH SCRIPT\n"
 		"       ferry-evil serve KEYFILE SCRIPT\n");
 	return EX_USAGE;
 }

@@ -176,7 +176,7 @@ static int receive(struct feed *f, struct conn *rcv, uint64_t size, struct xfer_
 	pthread_t t;
 
 	assert_int_equal(pthread_create(&t, NULL, feed_run, f), 0);
-	int rc = filedata_recv(rcv, &fb, NULL, st, NULL, &why);
+	int rc = filedata_recv(rcv, &fb, NULL, NULL, st, NULL, &why);
 	if (rc < 0) {
 		fprintf(stderr, "  receiver: %s\n", err_msg());
 		shutdown(chan_fd(rcv->ch), SHUT_RDWR);   /* the sender stops too */

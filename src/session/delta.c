@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+#include "session/delta.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "session/filedata.h"
+#include "session/progress.h"
+#include "util/err.h"
+
+/* A literal run is sent once it is this long, so the scan buffer stays bounded. */
+#define LIT_MAX (256u << 10)
+#define SCAN_CAP (LIT_MAX + DELTA_MAX_BLOCK + (1u << 20))
+/* Weak-sum candidates checked per offset: a basis of equal blocks (an
+ * all-zero image) must not make the scan quadratic, as it once did rsync. */
+#define MAX_CANDIDATES 16
+
+uint32_t delta_block_size(uint64_t size)
+{
+	uint64_t b = 1;
+
+	while (b * b < size)
+		b <<= 1;
+	/* between a power of two and the next: the square root, rounded to 64 */
+	while (b > 64 && (b / 2) * (b / 2) >= size)
+		b >>= 1;
+	b = (b + 63) & ~(uint64_t)63;
+	if (b < DELTA_MIN_BLOCK)
+		b = DELTA_MIN_BLOCK;
+	if (b > DELTA_MAX_BLOCK)
+		b = DELTA_MAX_BLOCK;
+	return (uint32_t)b;
+}
+
+void roll_init(struct roll *r, const uint8_t *p, uint32_t len)
+{
+	r->a = r->b = 0;
+	r->len = len;
+	for (uint32_t i = 0; i < len; i++) {
+		r->a += p[i];
+		r->b += (len - i) * (uint32_t)p[i];
+	}
+}
+
+uint64_t delta_strong(const uint8_t *p, size_t len)
+{
+	return XXH3_64bits(p, len);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+/* --- the receiver's side: the basis's signature ---------------------------- */
+
+static int read_full(int fd, uint8_t *p, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t k = pread(fd, p, n, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -ENODATA;
+		p += k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
+int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint64_t size)
+{
+	static uint8_t ent[SIG_MAX_BLOCKS * SIG_ENTRY_LEN];
+	uint32_t n = (uint32_t)(size / block);
+	uint8_t *buf = malloc(block);
+	struct msg m = { .type = MSG_WANT_DELTA };
+	int rc;
+
+	if (!buf)
+		return err_set(-ENOMEM, "out of memory");
+	m.u.want_delta = (struct m_want_delta){ .index = index, .block = block, .size = size };
+	rc = conn_send(c, &m);
+	for (uint32_t first = 0; rc == 0 && first < n;) {
+		uint16_t k = (uint16_t)(n - first < SIG_MAX_BLOCKS ? n - first : SIG_MAX_BLOCKS);
+		for (uint16_t i = 0; i < k; i++) {
+			struct roll r;
+			/* a basis that shrank: zeros, which the final hash check rejects */
+			if (read_full(fd, buf, block, (off_t)(first + i) * block) < 0)
+				memset(buf, 0, block);
+			roll_init(&r, buf, block);
+			put32(ent + i * SIG_ENTRY_LEN, roll_sum(&r));
+			put64(ent + i * SIG_ENTRY_LEN + 4, delta_strong(buf, block));
+		}
+		m.type = MSG_SIG;
+		m.u.sig = (struct m_sig){ .index = index, .first = first, .count = k, .entries = ent };
+		rc = conn_send(c, &m);
+		first += k;
+	}
+	free(buf);
+	return rc;
+}
+
+/* --- the sender's side: the signature as it arrives ------------------------- */
+
+int delta_sig_init(struct delta_sig *s, const struct m_want_delta *w)
+{
+	memset(s, 0, sizeof *s);
+	s->index = w->index;
+	s->block = w->block;
+	s->size = w->size;
+	s->n = (uint32_t)(w->size / w->block);
+	if (w->size / w->block > DELTA_MAX_BLOCKS)
+		return err_set(-EBADMSG, "protocol: a signature of %llu blocks (the most is %u)",
+			       (unsigned long long)(w->size / w->block), DELTA_MAX_BLOCKS);
+	if (s->n && (!(s->weak = malloc((size_t)s->n * sizeof *s->weak)) ||
+		     !(s->strong = malloc((size_t)s->n * sizeof *s->strong)))) {
+		delta_sig_free(s);
+		return err_set(-ENOMEM, "out of memory for a signature of %u blocks", s->n);
+	}
+	return 0;
+}
+
+int delta_sig_add(struct delta_sig *s, const struct m_sig *m)
+{
+	if (m->index != s->index || m->first != s->have || m->count > s->n - s->have)
+		return err_set(-EBADMSG, "protocol: SIG for entry %u blocks %u..%u, expected %u of %u",
+			       m->index, m->first, m->first + m->count, s->have, s->n);
+	for (uint16_t i = 0; i < m->count; i++) {
+		s->weak[s->have + i] = get32(m->entries + i * SIG_ENTRY_LEN);
+		s->strong[s->have + i] = get64(m->entries + i * SIG_ENTRY_LEN + 4);
+	}
+	s->have += m->count;
+	return 0;
+}
+
+void delta_sig_free(struct delta_sig *s)
+{
+	free(s->weak);
+	free(s->strong);
+	s->weak = NULL;
+	s->strong = NULL;
+}
+
+/* --- the sender's side: matching ------------------------------------------- */
+
+/* Chained hash table of the signature's weak sums. */
+struct index {
+	uint32_t mask;
+	int32_t *head, *next;      /* owned */
+};
+
+static uint32_t bucket(const struct index *x, uint32_t weak)
+{
+	return (weak * 0x9e3779b1u) >> 7 & x->mask;
+}
+
+static int index_build(struct index *x, const struct delta_sig *s)
+{
+	uint32_t nb = 1024;
+
+	while (nb < 2 * s->n && nb < (1u << 26))
+		nb <<= 1;
+	x->mask = nb - 1;
+	x->head = malloc(nb * sizeof *x->head);
+	x->next = malloc((s->n ? s->n : 1) * sizeof *x->next);
+	if (!x->head || !x->next) {
+		free(x->head);
+		free(x->next);
+		return err_set(-ENOMEM, "out of memory for the delta index");
+	}
+	memset(x->head, 0xff, nb * sizeof *x->head);
+	/* backwards, so that a chain lists its blocks in file order */
+	for (uint32_t i = s->n; i-- > 0;) {
+		uint32_t b = bucket(x, s->weak[i]);
+		x->next[i] = x->head[b];
+		x->head[b] = (int32_t)i;
+	}
+	return 0;
+}
+
+/* The basis block equal to the window, or -1: the one after the last match
+ * first (runs of equal blocks then coalesce into one COPY). */
+static int32_t find(const struct index *x, const struct delta_sig *s, uint32_t weak,
+		    const uint8_t *win, int32_t prefer)
+{
+	uint64_t strong = 0;
+	int have_strong = 0, tries = 0;
+
+	if (prefer >= 0 && (uint32_t)prefer < s->n && s->weak[prefer] == weak) {
+		strong = delta_strong(win, s->block);
+		have_strong = 1;
+		if (s->strong[prefer] == strong)
+			return prefer;
+	}
+	for (int32_t i = x->head[bucket(x, weak)]; i >= 0 && tries < MAX_CANDIDATES; i = x->next[i]) {
+		if (s->weak[i] != weak)
+			continue;
+		tries++;
+		if (!have_strong) {
+			strong = delta_strong(win, s->block);
+			have_strong = 1;
+		}
+		if (s->strong[i] == strong)
+			return i;
+	}
+	return -1;
+}
+
+/* The new file, read through a bounded buffer: bytes [base, base + len). */
+struct scan {
+	struct conn *c;
+	int fd;
+	uint64_t size, base;
+	uint8_t *buf;              /* owned, SCAN_CAP */
+	size_t len;
+	uint8_t status;            /* FILE_OK, or why the data is not the file's */
+	XXH3_state_t *h;           /* owned */
+	uint32_t copy_block, copy_count;   /* a COPY not sent yet */
+	struct xfer_stats *st;
+	struct progress *pg;
+};
+
+/* Makes [from, to) available, keeping what is at or after `keep`. */
+static int fill(struct scan *sc, uint64_t keep, uint64_t to)
+{
+	if (to <= sc->base + sc->len)
+		return 0;
+	size_t drop = (size_t)(keep - sc->base);
+	memmove(sc->buf, sc->buf + drop, sc->len - drop);
+	sc->len -= drop;
+	sc->base = keep;
+	while (sc->base + sc->len < to) {
+		size_t want = SCAN_CAP - sc->len;
+		uint64_t left = sc->size - (sc->base + sc->len);
+		if (want > left)
+			want = (size_t)left;
+		ssize_t k = pread(sc->fd, sc->buf + sc->len, want, (off_t)(sc->base + sc->len));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {   /* shrank or failed: zeros, and the receiver is told */
+			if (sc->status == FILE_OK)
+				sc->status = k < 0 ? FILE_READ_ERROR : FILE_CHANGED;
+			memset(sc->buf + sc->len, 0, want);
+			k = (ssize_t)want;
+		}
+		sc->len += (size_t)k;
+	}
+	return 0;
+}
+
+static int flush_copy(struct scan *sc)
+{
+	struct msg m = { .type = MSG_COPY };
+
+	if (!sc->copy_count)
+		return 0;
+	m.u.copy = (struct m_copy){ .block = sc->copy_block, .count = sc->copy_count };
+	sc->copy_count = 0;
+	return conn_send(sc->c, &m);
+}
+
+static int send_literal(struct scan *sc, uint64_t from, uint64_t to)
+{
+	int rc;
+
+	if (from == to)
+		return 0;
+	const uint8_t *p = sc->buf + (from - sc->base);
+	size_t n = (size_t)(to - from);
+	if ((rc = flush_copy(sc)) < 0 || (rc = conn_send_len(sc->c, MSG_DATA, n)) < 0 ||
+	    (rc = chan_data_send(sc->c->ch, p, n)) < 0)
+		return rc;
+	XXH3_128bits_update(sc->h, p, n);
+	ratelimit_take(&sc->c->rl, n);
+	sc->st->bytes_data += n;
+	if (sc->pg)
+		progress_bytes(sc->pg, n);
+	return 0;
+}
+
+static int add_copy(struct scan *sc, uint32_t block, const uint8_t *win, uint32_t len)
+{
+	int rc;
+
+	XXH3_128bits_update(sc->h, win, len);
+	sc->st->bytes_matched += len;
+	if (sc->pg)
+		progress_matched(sc->pg, len);
+	if (sc->copy_count && block == sc->copy_block + sc->copy_count) {
+		sc->copy_count++;
+		return 0;
+	}
+	if ((rc = flush_copy(sc)) < 0)
+		return rc;
+	sc->copy_block = block;
+	sc->copy_count = 1;
+	return 0;
+}
+
+/* rsync's scan: a window of one block rolls over the file a byte at a time;
+ * where it equals a basis block, that block is copied and the window jumps. */
+static int scan_file(struct scan *sc, const struct index *x, const struct delta_sig *s)
+{
+	const uint32_t bs = s->block;
+	uint64_t pos = 0, lit = 0;
+	struct roll r;
+	int rolled = 0, rc = 0;
+	int32_t last = -1;
+
+	while (rc == 0 && s->n && pos + bs <= sc->size) {
+		if (pos - lit >= LIT_MAX) {   /* a long run: send it now */
+			if ((rc = send_literal(sc, lit, pos)) < 0)
+				break;
+			lit = pos;
+		}
+		uint64_t need = pos + bs + (pos + bs < sc->size);
+		if ((rc = fill(sc, lit, need)) < 0)
+			break;
+		const uint8_t *win = sc->buf + (pos - sc->base);
+		if (!rolled) {
+			roll_init(&r, win, bs);
+			rolled = 1;
+		}
+		int32_t k = find(x, s, roll_sum(&r), win, last + 1);
+		if (k >= 0) {
+			if ((rc = send_literal(sc, lit, pos)) < 0 ||
+			    (rc = add_copy(sc, (uint32_t)k, win, bs)) < 0)
+				break;
+			pos += bs;
+			lit = pos;
+			rolled = 0;
+			last = k;
+			continue;
+		}
+		if (pos + bs < sc->size)
+			roll_rotate(&r, win[0], win[bs]);
+		pos++;
+	}
+	/* the tail (or all of a file with no whole basis block), in pieces */
+	while (rc == 0 && lit < sc->size) {
+		uint64_t to = sc->size - lit > LIT_MAX ? lit + LIT_MAX : sc->size;
+		if ((rc = fill(sc, lit, to)) == 0)
+			rc = send_literal(sc, lit, to);
+		lit = to;
+	}
+	return rc < 0 ? rc : flush_copy(sc);
+}
+
+int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
+	       const struct delta_sig *sig, struct xfer_stats *st, struct progress *pg)
+{
+	struct stat sb;
+	struct index x = { 0 };
+	struct scan sc = { .c = c, .fd = fd, .st = st, .pg = pg };
+	uint8_t hash[MSG_HASH_LEN];
+	int rc;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		xfer_note(st, "%s: no longer a regular file", path);
+		return filedata_send_failed(c, index);
+	}
+	sc.size = (uint64_t)sb.st_size;
+	if (pg)
+		progress_file(pg, path, sc.size);
+	sc.buf = malloc(SCAN_CAP);
+	sc.h = XXH3_createState();
+	if (!sc.buf || !sc.h || (rc = index_build(&x, sig)) < 0) {
+		free(sc.buf);
+		if (sc.h)
+			XXH3_freeState(sc.h);
+		return err_set(-ENOMEM, "out of memory for a delta");
+	}
+	XXH3_128bits_reset(sc.h);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	rc = filedata_send_begin(c, index, &sb);
+	if (rc == 0)
+		rc = scan_file(&sc, &x, sig);
+	if (rc == 0) {
+		filedata_hash_out(sc.h, hash);
+		rc = filedata_send_end(c, sc.status, hash);
+	}
+	if (rc == 0 && sc.status != FILE_OK)
+		xfer_note(st, "%s: %s while it was sent", path,
+			  sc.status == FILE_CHANGED ? "file shrank" : "read error");
+	free(x.head);
+	free(x.next);
+	free(sc.buf);
+	XXH3_freeState(sc.h);
+	return rc;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* Delta transfer, rsync's way round (docs/PROTOCOL.md, 4.3): the receiver
+ * streams the signature of its old version (the basis) as it reads it and
+ * holds none of it; the sender rolls over the new file, finds the basis's
+ * blocks in it and sends COPY for those and DATA for the rest. Only a client
+ * sender rolls: the box is never asked to (a box sender refuses WANT_DELTA).
+ * The receiver verifies the whole reconstructed file with xxh3-128 at every
+ * protection level, since a block match can be a collision. */
+#ifndef FERRY_SESSION_DELTA_H
+#define FERRY_SESSION_DELTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session/conn.h"
+#include "session/xfer.h"
+
+struct progress;
+
+/* Files smaller than this go whole: a signature would cost more than it saves. */
+#define DELTA_MIN_FILE (64u << 10)
+/* The most signature blocks a sender holds (12 bytes each: 96 MiB, a 1 TiB
+ * basis at the largest block); a receiver asks bigger files whole. */
+#define DELTA_MAX_BLOCKS (1u << 23)
+
+/* Block size for a basis of `size` bytes: about its square root, as rsync,
+ * a multiple of 64, within DELTA_MIN_BLOCK .. DELTA_MAX_BLOCK. */
+uint32_t delta_block_size(uint64_t size);
+
+/* The 32-bit rolling sum of a block (sums of unsigned bytes, mod 2^16 each
+ * half), so that both ends agree whatever the CPU's char signedness. */
+struct roll {
+	uint32_t a, b, len;
+};
+void roll_init(struct roll *r, const uint8_t *p, uint32_t len);
+static inline void roll_rotate(struct roll *r, uint8_t out, uint8_t in)
+{
+	r->a += (uint32_t)in - (uint32_t)out;
+	r->b += r->a - r->len * (uint32_t)out;
+}
+static inline uint32_t roll_sum(const struct roll *r)
+{
+	return (r->a & 0xffffu) | (r->b << 16);
+}
+uint64_t delta_strong(const uint8_t *p, size_t len);
+
+/* Receiver: WANT_DELTA for entry `index`, then the signature of the open
+ * basis fd (size bytes, whole blocks only) in SIG records, read as it goes. */
+int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint64_t size);
+
+/* Sender: a signature as it arrives. */
+struct delta_sig {
+	uint32_t index, block;
+	uint64_t size;
+	uint32_t n, have;          /* whole blocks announced, received */
+	uint32_t *weak;            /* owned, n each */
+	uint64_t *strong;
+};
+int delta_sig_init(struct delta_sig *s, const struct m_want_delta *w);
+/* Appends one SIG; -EBADMSG unless it is the next part of this signature. */
+int delta_sig_add(struct delta_sig *s, const struct m_sig *m);
+void delta_sig_free(struct delta_sig *s);
+
+/* Sender: the open regular file fd as entry `index` against a complete sig:
+ * FILE_BEGIN, DATA and COPY in file order, FILE_END with the whole-file hash.
+ * Read errors end in a FILE_END the receiver discards; <0 only when the
+ * connection fails. bytes_matched gets what COPY saved sending. */
+int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
+	       const struct delta_sig *sig, struct xfer_stats *st, struct progress *pg);
+
+#endif

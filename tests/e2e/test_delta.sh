@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Issue 11, delta transfer (push: the box streams its basis's signature, the
+# PC rolls): every kind of change reconstructs byte for byte at each
+# protection level, only about what changed travels, -W sends whole, and a
+# malicious peer's SIG, COPY or WANT_DELTA is refused with nothing written.
+# (A pull is sent whole until the inverted, zsync-like flow exists.)
+. "$(dirname "$0")/lib.sh"
+
+write_config "[enc]" "path = $T/enc" "protection = none"
+mkdir -p "$T/enc"
+start_server
+S=$T/src
+mkdir -p "$S"
+
+lit_of() { sed -n 's/^Literal data: \([0-9]*\) bytes$/\1/p' "$T/last.out"; }
+match_of() { sed -n 's/^Matched data: \([0-9]*\) bytes$/\1/p' "$T/last.out"; }
+
+# change NAME KIND: modifies $S/NAME in one of the ways a delta must handle
+change() {
+  local f=$S/$1
+  case $2 in
+    overwrite) dd if=/dev/urandom of="$f" bs=1 count=70000 seek=300000 conv=notrunc 2> /dev/null ;;
+    insert) { head -c 123457 "$f.orig"; head -c 5000 /dev/urandom; tail -c +123458 "$f.orig"; } > "$f" ;;
+    delete) { head -c 200000 "$f.orig"; tail -c +260001 "$f.orig"; } > "$f" ;;
+    move) { tail -c +400001 "$f.orig"; head -c 400000 "$f.orig"; } > "$f" ;;
+    append) head -c 77777 /dev/urandom >> "$f" ;;
+    truncate) head -c 500001 "$f.orig" > "$f" ;;
+    grow) { cat "$f.orig" "$f.orig"; } > "$f" ;;
+    shrink) head -c 70001 "$f.orig" > "$f" ;;
+  esac
+}
+
+for prot in encrypt integrity none; do
+  for kind in overwrite insert delete move append truncate grow shrink; do
+    n=$kind-$prot
+    head -c 900000 /dev/urandom > "$S/$n"
+    cp "$S/$n" "$S/$n.orig"
+    expect_rc 0 ferry_c push --protection "$prot" "$S/$n" "$(url enc/$n)"
+    change "$n" "$kind"
+    touch -d '2030-01-01' "$S/$n"
+    expect_rc 0 ferry_c push --stats --protection "$prot" "$S/$n" "$(url enc/$n)"
+    cmp "$S/$n" "$T/enc/$n" || fail "$kind at $prot: the reconstructed file differs"
+    lit=$(lit_of); match=$(match_of); size=$(stat -c %s "$S/$n")
+    [ -n "$lit" ] && [ -n "$match" ] || { cat "$T/last.out"; fail "$kind: no delta figures"; }
+    # what changed, plus at most two blocks around each change, travels
+    case $kind in grow | move) max=$((size / 2 + 20000)) ;; *) max=$((size / 3)) ;; esac
+    [ "$match" -gt 0 ] && [ "$lit" -lt "$max" ] ||
+      { cat "$T/last.out"; fail "$kind at $prot: $lit literal bytes of $size (matched $match)"; }
+  done
+done
+note "all eight kinds of change at all three levels reconstruct; literal bytes stay small"
+
+note "a basis of equal blocks (all zeros) with data in the middle"
+head -c 4000000 /dev/zero > "$S/zeros"
+expect_rc 0 ferry_c push "$S/zeros" "$(url enc/zeros)"
+dd if=/dev/urandom of="$S/zeros" bs=4096 count=64 seek=500 conv=notrunc 2> /dev/null
+touch -d '2030-01-01' "$S/zeros"
+expect_rc 0 timeout 60 $FERRY_CLIENT push --identity "$T/clienthome/id_ferry" \
+  --known-hosts "$T/clienthome/known_hosts" --stats "$S/zeros" "$(url enc/zeros)"
+cmp "$S/zeros" "$T/enc/zeros" || fail "degenerate basis: differs"
+[ "$(lit_of)" -lt 400000 ] || fail "degenerate basis: $(lit_of) literal bytes"
+
+note "sizes around the block size, and files too small for a delta"
+for size in 65536 65537 131071 131072 131073 262144; do
+  head -c $size /dev/urandom > "$S/s$size"
+  expect_rc 0 ferry_c push "$S/s$size" "$(url enc/s$size)"
+  printf 'X' | dd of="$S/s$size" bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
+  touch -d '2030-01-01' "$S/s$size"
+  expect_rc 0 ferry_c push "$S/s$size" "$(url enc/s$size)"
+  cmp "$S/s$size" "$T/enc/s$size" || fail "size $size: differs"
+done
+for size in 0 1 100; do
+  head -c $size /dev/urandom > "$S/t$size"
+  expect_rc 0 ferry_c push "$S/t$size" "$(url enc/t$size)"
+  head -c $size /dev/urandom > "$S/t$size"; touch -d '2030-01-01' "$S/t$size"
+  expect_rc 0 ferry_c push "$S/t$size" "$(url enc/t$size)"
+  cmp "$S/t$size" "$T/enc/t$size" || fail "size $size: differs"
+done
+
+note "-W sends whole; a pull is whole and correct"
+change overwrite-none overwrite; touch -d '2031-01-01' "$S/overwrite-none"
+expect_rc 0 ferry_c push -W --stats "$S/overwrite-none" "$(url enc/overwrite-none)"
+[ "$(match_of)" = 0 ] || fail "-W still matched $(match_of) bytes"
+cmp "$S/overwrite-none" "$T/enc/overwrite-none" || fail "-W: differs"
+cp "$T/enc/insert-encrypt" "$T/pulled"; change insert-encrypt overwrite
+cp "$S/insert-encrypt" "$T/enc/insert-encrypt"
+expect_rc 0 ferry_c pull "$(url enc/insert-encrypt)" "$T/pulled"
+cmp "$T/pulled" "$T/enc/insert-encrypt" || fail "pull: differs"
+
+EVIL=$FERRY_TOOLS/ferry-evil
+note "a box never rolls: WANT_DELTA to a daemon's sender is refused"
+printf 'WANT_DELTA 0 4096 1000000\n' > "$T/wd.script"
+rc=0
+"$EVIL" pull-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" enc "" "$T/wd.script" > "$T/evil.out" 2>&1 || rc=$?
+grep -q "ERROR.*does not compute deltas" "$T/evil.out" || { cat "$T/evil.out"; fail "a daemon's sender accepted WANT_DELTA"; }
+
+note "COPY past the basis, or without one: protocol error, nothing written"
+expect_rc 0 ferry_c ls "$(url enc)"
+for copy in "COPY 0 1" "COPY 99999 1" "COPY 0 4294967295"; do
+  printf 'DIR_BEGIN 0 ""\nENTRY file insert-encrypt 0644 10\nDIR_END\nEND\nFILE_BEGIN 0 10\n%s\nFILE_END\n' "$copy" > "$T/copy.script"
+  before=$(sha256sum "$T/enc/insert-encrypt")
+  rc=0
+  "$EVIL" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" enc "" "$T/copy.script" > "$T/evil.out" 2>&1 || rc=$?
+  grep -q "COPY\|not asked for" "$T/evil.out" || { cat "$T/evil.out"; fail "$copy was not refused"; }
+  [ "$(sha256sum "$T/enc/insert-encrypt")" = "$before" ] || fail "$copy changed the file"
+  no_temp_files "$T/enc"
+done
+expect_rc 0 ferry_c ls "$(url enc)"

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* The delta's pieces both ends must agree on: the rolling sum rolls to what
+ * a fresh sum of the window gives (unsigned bytes: 0x80-0xff included), the
+ * block size rule, and a sender's checks on the signature it receives. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/delta.h"
+
+static void test_roll_matches_fresh_sum(void **state)
+{
+	enum { N = 20000, L = 2048 };
+	uint8_t *p = malloc(N);
+	struct roll r, fresh;
+
+	(void)state;
+	srand(7);
+	for (int i = 0; i < N; i++)
+		p[i] = (uint8_t)(i % 3 ? rand() : 0xff - i % 7);   /* high bytes on purpose */
+	roll_init(&r, p, L);
+	for (int off = 0; off + L < N; off++) {
+		roll_init(&fresh, p + off, L);
+		assert_int_equal(roll_sum(&r), roll_sum(&fresh));
+		roll_rotate(&r, p[off], p[off + L]);
+	}
+	free(p);
+}
+
+static void test_block_size(void **state)
+{
+	(void)state;
+	assert_int_equal(delta_block_size(0), DELTA_MIN_BLOCK);
+	assert_int_equal(delta_block_size(1 << 20), DELTA_MIN_BLOCK);   /* sqrt = 1024 */
+	assert_int_equal(delta_block_size(1ull << 30), 32768);
+	assert_int_equal(delta_block_size(1ull << 40), DELTA_MAX_BLOCK);
+	for (uint64_t s = 1; s < (1ull << 42); s = s * 3 + 1) {
+		uint32_t b = delta_block_size(s);
+		assert_true(b >= DELTA_MIN_BLOCK && b <= DELTA_MAX_BLOCK && b % 64 == 0);
+	}
+}
+
+static void test_sig_checks(void **state)
+{
+	uint8_t ent[3 * SIG_ENTRY_LEN] = { 0 };
+	struct m_want_delta w = { .index = 5, .block = 4096, .size = 3 * 4096 + 100 };
+	struct m_sig m = { .index = 5, .first = 0, .count = 2, .entries = ent };
+	struct delta_sig s;
+
+	(void)state;
+	assert_int_equal(delta_sig_init(&s, &w), 0);
+	assert_int_equal(s.n, 3);                      /* whole blocks only */
+	assert_int_equal(delta_sig_add(&s, &m), 0);
+	m.first = 1;                                   /* not the next part */
+	assert_int_equal(delta_sig_add(&s, &m), -EBADMSG);
+	m.first = 2;
+	m.count = 2;                                   /* past the announced blocks */
+	assert_int_equal(delta_sig_add(&s, &m), -EBADMSG);
+	m.count = 1;
+	m.index = 6;                                   /* another entry's */
+	assert_int_equal(delta_sig_add(&s, &m), -EBADMSG);
+	m.index = 5;
+	assert_int_equal(delta_sig_add(&s, &m), 0);
+	assert_int_equal(s.have, s.n);
+	delta_sig_free(&s);
+	w.size = (uint64_t)DELTA_MAX_BLOCKS * 4096 + 4096;   /* a signature too big to hold */
+	assert_int_equal(delta_sig_init(&s, &w), -EBADMSG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roll_matches_fresh_sum),
+		cmocka_unit_test(test_block_size),
+		cmocka_unit_test(test_sig_checks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
