@@ -75,7 +75,9 @@ start_server() {
 # $T/server.log) listens, and sets PORT from its log line.
 wait_listening() {
   for _ in $(seq 1 200); do
-    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/server.log" | head -n1)
+    # the background job may not have made the file yet
+    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/server.log" 2> /dev/null |
+      head -n1 || true)
     [ -n "$PORT" ] && return 0
     kill -0 "$SERVER_PID" 2> /dev/null || { cat "$T/server.log" >&2; fail "server did not start"; }
     sleep 0.05

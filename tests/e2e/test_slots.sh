@@ -25,6 +25,7 @@ slots_config() {
 # hold MODE N SECONDS [ARGS...]: ferry-hold in the background ($T/hold.out);
 # returns once all N connections were tried.
 hold() {
+  : > "$T/hold.out"   # the background job truncates it later: never read the last run's
   "$HOLD" "$1" "$PORT" "$2" "$3" "${@:4}" > "$T/hold.out" 2> "$T/hold.err" &
   HPID=$!
   for _ in $(seq 1 200); do
