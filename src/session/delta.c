@@ -37,14 +37,25 @@ uint32_t delta_block_size(uint64_t size)
 	return (uint32_t)b;
 }
 
+/* b = sum((len - i) * p[i]) = len * a - sum(i * p[i]); four lanes, so the box
+ * (which sums every block of its basis) is not held up by one long chain. */
 void roll_init(struct roll *r, const uint8_t *p, uint32_t len)
 {
-	r->a = r->b = 0;
-	r->len = len;
-	for (uint32_t i = 0; i < len; i++) {
-		r->a += p[i];
-		r->b += (len - i) * (uint32_t)p[i];
+	uint32_t a[4] = { 0 }, t[4] = { 0 }, i = 0;
+
+	for (; i + 4 <= len; i += 4) {
+		for (int k = 0; k < 4; k++) {
+			a[k] += p[i + (uint32_t)k];
+			t[k] += (i + (uint32_t)k) * (uint32_t)p[i + (uint32_t)k];
+		}
 	}
+	for (; i < len; i++) {
+		a[0] += p[i];
+		t[0] += i * (uint32_t)p[i];
+	}
+	r->len = len;
+	r->a = a[0] + a[1] + a[2] + a[3];
+	r->b = len * r->a - (t[0] + t[1] + t[2] + t[3]);
 }
 
 uint64_t delta_strong(const uint8_t *p, size_t len)
