@@ -15,29 +15,33 @@ void xfer_merge(struct xfer_stats *st, const struct xfer_stats *earlier)
 		     st->errors + earlier->errors;
 }
 
-void xfer_note(struct xfer_stats *st, const char *fmt, ...)
+/* Logs a failure and keeps its message if it is the first. */
+__attribute__((format(printf, 2, 0)))
+static void record(struct xfer_stats *st, const char *fmt, va_list ap)
 {
 	char line[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
 	if (!st->first_error[0])
 		snprintf(st->first_error, sizeof st->first_error, "%s", line);
 	log_err("%s", line);
 }
 
-void xfer_error(struct xfer_stats *st, const char *fmt, ...)
+void xfer_note(struct xfer_stats *st, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	record(st, fmt, ap);
 	va_end(ap);
+}
+
+void xfer_error(struct xfer_stats *st, const char *fmt, ...)
+{
+	va_list ap;
+
 	st->errors++;
-	if (!st->first_error[0])
-		snprintf(st->first_error, sizeof st->first_error, "%s", line);
-	log_err("%s", line);
+	va_start(ap, fmt);
+	record(st, fmt, ap);
+	va_end(ap);
 }
