@@ -250,7 +250,7 @@ int cmd_pull(int argc, char **argv)
 		struct xfer_opts o = { .flags = (x.flags & ~REQ_SLASH) |
 						(n && dest[n - 1] == '/' ? REQ_SLASH : 0),
 				       .chmod = x.chmod, .backup_dir = x.backup_dir,
-				       .suffix = x.suffix };
+				       .suffix = x.suffix, .want_sig = 1 };
 		writer_opts_default(&o.writer);
 		o.writer.fsync_each = !!(x.flags & REQ_FSYNC);
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };

@@ -27,6 +27,10 @@ const char *msg_type_name(uint8_t type)
 	case MSG_WANT_DELTA: return "WANT_DELTA";
 	case MSG_SIG: return "SIG";
 	case MSG_REDO: return "REDO";
+	case MSG_WANT_SIG: return "WANT_SIG";
+	case MSG_FILE_SIG: return "FILE_SIG";
+	case MSG_NEED: return "NEED";
+	case MSG_NEED_END: return "NEED_END";
 	case MSG_WANT: return "WANT";
 	case MSG_DECIDED: return "DECIDED";
 	case MSG_CHANGE: return "CHANGE";
@@ -134,12 +138,18 @@ static void rd_fields(struct rd *r, struct msg *m)
 	case MSG_WANT:
 	case MSG_DECIDED:
 	case MSG_REDO:
+	case MSG_WANT_SIG:
+	case MSG_NEED_END:
 		m->u.index.index = rd_u32(r);
 		break;
 	case MSG_WANT_DELTA:
+	case MSG_FILE_SIG:
 		m->u.want_delta.index = rd_u32(r);
 		m->u.want_delta.block = rd_u32(r);
 		m->u.want_delta.size = rd_u64(r);
+		/* FILE_SIG with block 0: "no signature, the file comes whole" */
+		if (m->type == MSG_FILE_SIG && !m->u.want_delta.block)
+			break;
 		if (m->u.want_delta.block < DELTA_MIN_BLOCK || m->u.want_delta.block > DELTA_MAX_BLOCK ||
 		    m->u.want_delta.size / m->u.want_delta.block > UINT32_MAX)
 			r->err = -EBADMSG;
@@ -155,6 +165,13 @@ static void rd_fields(struct rd *r, struct msg *m)
 			r->err = -EBADMSG;
 		else
 			rd_skip(r, r->left);
+		break;
+	case MSG_NEED:
+		m->u.need.index = rd_u32(r);
+		m->u.need.block = rd_u32(r);
+		m->u.need.count = rd_u32(r);
+		if (!m->u.need.count)
+			r->err = -EBADMSG;
 		break;
 	case MSG_COPY:
 		m->u.copy.block = rd_u32(r);
@@ -273,11 +290,14 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u8(w, m->u.file_end.has_hash);
 		wr_bytes(w, m->u.file_end.hash, MSG_HASH_LEN);
 		break;
+	case MSG_WANT_SIG:
+	case MSG_NEED_END:
 	case MSG_REDO:
 	case MSG_WANT:
 	case MSG_DECIDED:
 		wr_u32(w, m->u.index.index);
 		break;
+	case MSG_FILE_SIG:
 	case MSG_WANT_DELTA:
 		wr_u32(w, m->u.want_delta.index);
 		wr_u32(w, m->u.want_delta.block);
@@ -288,6 +308,11 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u32(w, m->u.sig.first);
 		wr_u16(w, m->u.sig.count);
 		wr_bytes(w, m->u.sig.entries, (size_t)m->u.sig.count * SIG_ENTRY_LEN);
+		break;
+	case MSG_NEED:
+		wr_u32(w, m->u.need.index);
+		wr_u32(w, m->u.need.block);
+		wr_u32(w, m->u.need.count);
 		break;
 	case MSG_COPY:
 		wr_u32(w, m->u.copy.block);

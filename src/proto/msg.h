@@ -48,6 +48,7 @@ enum msg_type {
 	MSG_COPY = 0x24,
 	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
 	MSG_WANT_DELTA = 0x34, MSG_SIG = 0x35, MSG_REDO = 0x36,
+	MSG_WANT_SIG = 0x37, MSG_FILE_SIG = 0x38, MSG_NEED = 0x39, MSG_NEED_END = 0x3a,
 	MSG_ERROR = 0x40,
 };
 
@@ -130,7 +131,7 @@ struct m_totals { uint64_t files, bytes; };
 struct m_file_begin { uint32_t index; uint64_t size; uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; };
 struct m_len { uint64_t len; };                                      /* DATA, HOLE */
 struct m_file_end { uint8_t status, has_hash; uint8_t hash[MSG_HASH_LEN]; };
-struct m_index { uint32_t index; };                                  /* WANT, DECIDED, REDO */
+struct m_index { uint32_t index; };          /* WANT, DECIDED, REDO, WANT_SIG, NEED_END */
 /* WANT_DELTA: send entry `index` as a delta against my basis of `size`
  * bytes, whose signature (size / block whole blocks) follows in SIGs. */
 struct m_want_delta { uint32_t index, block; uint64_t size; };
@@ -140,6 +141,8 @@ struct m_want_delta { uint32_t index, block; uint64_t size; };
 struct m_sig { uint32_t index, first; uint16_t count; const uint8_t *entries; };
 /* COPY: `count` blocks of the basis from block `block` come next in the file. */
 struct m_copy { uint32_t block, count; };
+/* NEED: blocks block .. block + count - 1 of entry `index` the receiver lacks. */
+struct m_need { uint32_t index, block, count; };
 struct m_change { uint8_t kind, bits; char path[MSG_MAX_PATH + 1]; };
 /* END: the sender's own failures the receiver did not see (a directory it
  * could not list, a link it could not read), so the receiver's RESULT can
@@ -175,6 +178,7 @@ struct msg {
 		struct m_want_delta want_delta;
 		struct m_sig sig;
 		struct m_copy copy;
+		struct m_need need;
 	} u;
 };
 

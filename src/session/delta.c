@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "channel/channel.h"
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "util/err.h"
@@ -102,12 +103,15 @@ static int read_full(int fd, uint8_t *p, size_t n, off_t off)
 	return 0;
 }
 
-int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint64_t size)
+/* FILE_SIG or WANT_DELTA, then the signature of fd in SIG records; with h,
+ * the whole file (its tail too) goes into h on the same read. */
+static int sig_stream(struct conn *c, uint8_t type, int fd, uint32_t index, uint32_t block,
+		      uint64_t size, XXH3_state_t *h)
 {
 	static uint8_t ent[SIG_MAX_BLOCKS * SIG_ENTRY_LEN];
 	uint32_t n = (uint32_t)(size / block);
 	uint8_t *buf = malloc(block);
-	struct msg m = { .type = MSG_WANT_DELTA };
+	struct msg m = { .type = type };
 	int rc;
 
 	if (!buf)
@@ -118,9 +122,11 @@ int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint6
 		uint16_t k = (uint16_t)(n - first < SIG_MAX_BLOCKS ? n - first : SIG_MAX_BLOCKS);
 		for (uint16_t i = 0; i < k; i++) {
 			struct roll r;
-			/* a basis that shrank: zeros, which the final hash check rejects */
+			/* a file that shrank: zeros, which the final hash check rejects */
 			if (read_full(fd, buf, block, (off_t)(first + i) * block) < 0)
 				memset(buf, 0, block);
+			if (h)
+				XXH3_128bits_update(h, buf, block);
 			roll_init(&r, buf, block);
 			put32(ent + i * SIG_ENTRY_LEN, roll_sum(&r));
 			put64(ent + i * SIG_ENTRY_LEN + 4, delta_strong(buf, block));
@@ -130,7 +136,33 @@ int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint6
 		rc = conn_send(c, &m);
 		first += k;
 	}
+	uint64_t tail = size - (uint64_t)n * block;
+	if (rc == 0 && h && tail) {
+		if (read_full(fd, buf, (size_t)tail, (off_t)((uint64_t)n * block)) < 0)
+			memset(buf, 0, (size_t)tail);
+		XXH3_128bits_update(h, buf, (size_t)tail);
+	}
 	free(buf);
+	return rc;
+}
+
+int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint64_t size)
+{
+	return sig_stream(c, MSG_WANT_DELTA, fd, index, block, size, NULL);
+}
+
+int delta_file_sig_send(struct conn *c, int fd, uint32_t index, uint64_t size,
+			uint8_t hash[MSG_HASH_LEN])
+{
+	XXH3_state_t *h = XXH3_createState();
+	int rc;
+
+	if (!h)
+		return err_set(-ENOMEM, "out of memory");
+	XXH3_128bits_reset(h);
+	rc = sig_stream(c, MSG_FILE_SIG, fd, index, delta_block_size(size), size, h);
+	filedata_hash_out(h, hash);
+	XXH3_freeState(h);
 	return rc;
 }
 
@@ -421,4 +453,246 @@ int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 	free(sc.buf);
 	XXH3_freeState(sc.h);
 	return rc;
+}
+
+/* --- the inverted flow (a pull: the box sends block hashes, the PC rolls) --- */
+
+int delta_find_blocks(int fd, uint64_t size, const struct delta_sig *s, uint64_t *match)
+{
+	struct index x = { 0 };
+	struct scan sc = { .fd = fd, .size = size };
+	const uint32_t bs = s->block;
+	uint64_t pos = 0;
+	struct roll r;
+	int rolled = 0, rc;
+	int32_t last = -1;
+
+	for (uint32_t k = 0; k < s->n; k++)
+		match[k] = DELTA_NO_MATCH;
+	if (!s->n || size < bs)
+		return 0;
+	if (!(sc.buf = malloc(SCAN_CAP)))
+		return err_set(-ENOMEM, "out of memory");
+	if ((rc = index_build(&x, s)) < 0) {
+		free(sc.buf);
+		return rc;
+	}
+	while (pos + bs <= size) {
+		fill(&sc, pos, pos + bs + (pos + bs < size));
+		const uint8_t *win = sc.buf + (pos - sc.base);
+		if (!rolled) {
+			roll_init(&r, win, bs);
+			rolled = 1;
+		}
+		int32_t k = find(&x, s, roll_sum(&r), win, last + 1);
+		if (k >= 0 && match[k] == DELTA_NO_MATCH) {
+			match[k] = pos;
+			pos += bs;
+			rolled = 0;
+			last = k;
+			continue;
+		}
+		if (pos + bs < size)
+			roll_rotate(&r, win[0], win[bs]);
+		pos++;
+	}
+	/* blocks equal to one found (zeros, repeated records) are there too */
+	for (uint32_t k = 0; k < s->n; k++) {
+		if (match[k] != DELTA_NO_MATCH)
+			continue;
+		for (int32_t j = x.head[bucket(&x, s->weak[k])]; j >= 0; j = x.next[j])
+			if (match[j] != DELTA_NO_MATCH && s->weak[j] == s->weak[k] &&
+			    s->strong[j] == s->strong[k]) {
+				match[k] = match[j];
+				break;
+			}
+	}
+	free(x.head);
+	free(x.next);
+	free(sc.buf);
+	return 0;
+}
+
+/* Sends bytes [from, to) of fd as DATA records of at most 1 MiB each. */
+static int send_range(struct conn *c, int fd, uint64_t from, uint64_t to, uint8_t *buf,
+		      uint8_t *status, struct xfer_stats *st, struct progress *pg)
+{
+	int rc = 0;
+
+	while (rc == 0 && from < to) {
+		size_t n = to - from > (1u << 20) ? (1u << 20) : (size_t)(to - from);
+		if (read_full(fd, buf, n, (off_t)from) < 0) {
+			memset(buf, 0, n);
+			*status = FILE_CHANGED;
+		}
+		if ((rc = conn_send_len(c, MSG_DATA, n)) == 0)
+			rc = chan_data_send(c->ch, buf, n);
+		ratelimit_take(&c->rl, n);
+		st->bytes_data += n;
+		if (pg)
+			progress_bytes(pg, n);
+		from += n;
+	}
+	return rc;
+}
+
+int delta_send_needed(struct conn *c, int fd, uint32_t index, const struct delta_need *d,
+		      struct xfer_stats *st, struct progress *pg)
+{
+	struct stat sb;
+	uint8_t status = FILE_OK, *buf = malloc(1u << 20);
+	int rc;
+
+	if (!buf)
+		return err_set(-ENOMEM, "out of memory");
+	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size != d->size)
+		status = FILE_CHANGED;   /* the receiver discards it and asks again whole */
+	sb.st_size = (off_t)d->size;
+	if (pg)
+		progress_file(pg, d->path, d->size);
+	rc = filedata_send_begin(c, index, &sb);
+	for (uint32_t k = 0; rc == 0 && k < d->n;) {
+		if (!(d->bits[k / 8] & (1u << (k % 8)))) {
+			st->bytes_matched += d->block;
+			if (pg)
+				progress_matched(pg, d->block);
+			k++;
+			continue;
+		}
+		uint32_t e = k;
+		while (e < d->n && (d->bits[e / 8] & (1u << (e % 8))))
+			e++;
+		rc = send_range(c, fd, (uint64_t)k * d->block, (uint64_t)e * d->block, buf, &status,
+				st, pg);
+		k = e;
+	}
+	if (rc == 0)   /* the tail after the last whole block always travels */
+		rc = send_range(c, fd, (uint64_t)d->n * d->block, d->size, buf, &status, st, pg);
+	if (rc == 0)
+		rc = filedata_send_end(c, status, d->hash);
+	free(buf);
+	return rc;
+}
+
+/* The file data of a delta's stream, taken a piece at a time. The channel
+ * gives whole records only (the caller asks for all that DATA announced),
+ * so what a record holds past the piece waits in carry. */
+struct stream {
+	uint64_t left;              /* announced by the current DATA, not yet received */
+	uint8_t carry[CHAN_MAX_PLAIN];
+	size_t carry_off, carry_len;
+};
+
+/* Exactly n bytes of file data from the stream, across DATA messages. */
+static int take(struct conn *c, struct stream *in, uint8_t *out, size_t n)
+{
+	struct msg m;
+	int rc;
+
+	while (n) {
+		if (in->carry_len) {
+			size_t k = n < in->carry_len ? n : in->carry_len;
+			memcpy(out, in->carry + in->carry_off, k);
+			in->carry_off += k;
+			in->carry_len -= k;
+			out += k;
+			n -= k;
+			continue;
+		}
+		if (!in->left) {
+			if ((rc = conn_recv(c, &m)) < 0)
+				return rc;
+			if (m.type != MSG_DATA)
+				return err_set(-EBADMSG, "protocol: %s where a delta's data was due",
+					       msg_type_name(m.type));
+			in->left = m.u.len.len;
+		}
+		const uint8_t *p;
+		size_t k = 0;
+		/* a record never holds more than CHAN_MAX_PLAIN; at protection none the
+		 * channel would hand over all it has buffered: ask for what fits */
+		size_t max = in->left < sizeof in->carry ? (size_t)in->left : sizeof in->carry;
+		if ((rc = chan_data_recv(c->ch, max, &p, &k)) < 0)
+			return rc;
+		in->left -= k;
+		memcpy(in->carry, p, k);
+		in->carry_off = 0;
+		in->carry_len = k;
+	}
+	return 0;
+}
+
+int delta_recv_assembled(struct conn *c, const struct m_file_begin *fb, struct afile *f,
+			 const struct delta_plan *pl, struct xfer_stats *st, struct progress *pg,
+			 const char **why)
+{
+	static _Thread_local char reason[256];
+	uint64_t body = (uint64_t)pl->n * pl->block;
+	struct stream *in = calloc(1, sizeof *in);
+	uint8_t *buf = malloc(pl->block > (1u << 16) ? pl->block : (1u << 16));
+	XXH3_state_t *h = XXH3_createState();
+	int ok = f != NULL, rc = 0;
+	struct msg m;
+
+	*why = reason;
+	snprintf(reason, sizeof reason, "not written");
+	if (!buf || !h || !in) {
+		free(buf);
+		free(in);
+		if (h)
+			XXH3_freeState(h);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	XXH3_128bits_reset(h);
+	if (fb->size < body)
+		rc = err_set(-EBADMSG, "protocol: a file of %llu bytes for a signature of %llu",
+			     (unsigned long long)fb->size, (unsigned long long)body);
+	for (uint32_t k = 0; rc == 0 && k <= pl->n; k++) {
+		size_t n = k < pl->n ? pl->block : (size_t)(fb->size - body);
+		for (size_t done = 0; rc == 0 && done < n;) {   /* the tail may be large */
+			size_t piece = n - done < (1u << 16) || k < pl->n ? n - done : (1u << 16);
+			if (k < pl->n && pl->match[k] != DELTA_NO_MATCH) {
+				if (read_full(pl->fd, buf, piece, (off_t)pl->match[k]) < 0) {
+					memset(buf, 0, piece);
+					snprintf(reason, sizeof reason, "the old version changed meanwhile");
+					ok = 0;
+				}
+				st->bytes_matched += piece;
+				if (pg)
+					progress_matched(pg, piece);
+			} else {
+				if ((rc = take(c, in, buf, piece)) < 0)
+					break;
+				st->bytes_data += piece;
+				if (pg)
+					progress_bytes(pg, piece);
+			}
+			XXH3_128bits_update(h, buf, piece);
+			if (ok && f && afile_write(f, buf, piece) < 0) {
+				ok = 0;
+				snprintf(reason, sizeof reason, "%s", err_msg());
+			}
+			done += piece;
+		}
+	}
+	if (rc == 0 && (in->left || in->carry_len))
+		rc = err_set(-EBADMSG, "protocol: more data than the delta asked for");
+	if (rc == 0 && (rc = conn_recv(c, &m)) == 0 && m.type != MSG_FILE_END)
+		rc = err_set(-EBADMSG, "protocol: %s after a delta's data", msg_type_name(m.type));
+	if (rc == 0 && (m.u.file_end.status != FILE_OK || !m.u.file_end.has_hash)) {
+		snprintf(reason, sizeof reason, "the sender's file changed while it was sent");
+		ok = 0;
+	}
+	if (rc == 0 && ok) {
+		uint8_t mine[MSG_HASH_LEN];
+		filedata_hash_out(h, mine);
+		if (memcmp(mine, m.u.file_end.hash, MSG_HASH_LEN)) {
+			snprintf(reason, sizeof reason, "whole-file hash mismatch");
+			ok = 0;
+		}
+	}
+	free(buf);
+	free(in);
+	XXH3_freeState(h);
+	return rc < 0 ? rc : ok;
 }

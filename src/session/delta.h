@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "session/conn.h"
+#include "fs/afile.h"
 #include "session/xfer.h"
 
 struct progress;
@@ -48,6 +49,12 @@ uint64_t delta_strong(const uint8_t *p, size_t len);
  * basis fd (size bytes, whole blocks only) in SIG records, read as it goes. */
 int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint64_t size);
 
+/* Sender of a pull (the box), the inverted flow: FILE_SIG and the signature
+ * of its new file (size bytes), and that file's whole xxh3-128 from the same
+ * read (what FILE_END will carry). */
+int delta_file_sig_send(struct conn *c, int fd, uint32_t index, uint64_t size,
+			uint8_t hash[MSG_HASH_LEN]);
+
 /* Sender: a signature as it arrives. */
 struct delta_sig {
 	uint32_t index, block;
@@ -67,5 +74,36 @@ void delta_sig_free(struct delta_sig *s);
  * connection fails. bytes_matched gets what COPY saved sending. */
 int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 	       const struct delta_sig *sig, struct xfer_stats *st, struct progress *pg);
+
+/* --- the inverted flow, for a pull (PROTOCOL.md 4.3) --- */
+
+#define DELTA_NO_MATCH UINT64_MAX
+
+/* Receiver (the PC): where in its basis (fd, size bytes) each block of the
+ * sender's signature s is: match[k] an offset, or DELTA_NO_MATCH. */
+int delta_find_blocks(int fd, uint64_t size, const struct delta_sig *s, uint64_t *match);
+
+/* Receiver: how the file is put together: a block from the basis where
+ * match[k] says, the rest (and the tail) from the stream's DATA. */
+struct delta_plan {
+	int fd;                    /* the basis */
+	uint32_t block, n;
+	const uint64_t *match;     /* n offsets */
+};
+int delta_recv_assembled(struct conn *c, const struct m_file_begin *fb, struct afile *f,
+			 const struct delta_plan *pl, struct xfer_stats *st, struct progress *pg,
+			 const char **why);
+
+/* Sender (the box): the blocks the receiver NEEDed, then the tail, as DATA;
+ * FILE_END with the hash its signature pass made. bits: one per block. */
+struct delta_need {
+	const char *path;
+	uint64_t size;
+	uint32_t block, n;
+	const uint8_t *bits;
+	const uint8_t *hash;
+};
+int delta_send_needed(struct conn *c, int fd, uint32_t index, const struct delta_need *d,
+		      struct xfer_stats *st, struct progress *pg);
 
 #endif

@@ -33,6 +33,11 @@ struct want {
 	uint32_t block;         /* a delta: the signature's block size; 0 = whole */
 	uint64_t basis_size;    /* a delta: the basis's size when its signature was read */
 	char *path;             /* local path in the jail, owned */
+	/* a pull's delta (WANT_SIG): the sender's signature, then where each of
+	 * its blocks is in the basis (owned; NULL when whole) */
+	int sig_asked;
+	struct delta_sig *nsig;
+	uint64_t *match;
 };
 
 /* A delta that did not verify is asked for once more, whole (REDO); its
@@ -386,19 +391,25 @@ static int basis_open(int dirfd, const char *name, uint64_t *size)
 static int wants_delta(const struct receiver *r, const struct m_entry *e, const struct stat *old,
 		       int exists)
 {
-	return r->o->want_delta && !(r->o->flags & REQ_WHOLE_FILE) && exists &&
+	return (r->o->want_delta || r->o->want_sig) && !(r->o->flags & REQ_WHOLE_FILE) && exists &&
 	       S_ISREG(old->st_mode) && (uint64_t)old->st_size >= DELTA_MIN_FILE &&
 	       e->size >= DELTA_MIN_FILE &&
 	       (uint64_t)old->st_size / DELTA_MAX_BLOCK <= DELTA_MAX_BLOCKS;
 }
 
 /* WANT, or WANT_DELTA with the signature of the basis (streamed as it is
- * read; nothing of it is kept). A basis that cannot be read: a whole WANT. */
+ * read; nothing of it is kept), or on a pull WANT_SIG: the sender (the box)
+ * sends block hashes, this side rolls. A basis that cannot be read: WANT. */
 static int ask(struct receiver *r, struct want *w, const char *name, int delta)
 {
 	uint64_t size = 0;
 	int fd = delta ? basis_open(r->cur_fd, name, &size) : -1;
 
+	if (fd >= 0 && r->o->want_sig) {
+		close(fd);
+		w->sig_asked = 1;
+		return conn_send_len(r->c, MSG_WANT_SIG, w->index);
+	}
 	if (fd < 0)
 		return conn_send_len(r->c, MSG_WANT, w->index);
 	w->block = delta_block_size(size);
@@ -426,6 +437,9 @@ static int want_push(struct receiver *r, const struct m_entry *e, const char *lp
 	w->size = e->size;
 	w->block = 0;
 	w->basis_size = 0;
+	w->sig_asked = 0;
+	w->nsig = NULL;
+	w->match = NULL;
 	w->path = strdup(lp);
 	if (!w->path)
 		return err_set(-ENOMEM, "out of memory");
@@ -748,6 +762,100 @@ static void commit_file(struct receiver *r, struct afile *f, const struct m_file
 	r->st->bytes_committed += size;
 }
 
+static void want_free(struct want *w)
+{
+	free(w->path);
+	w->path = NULL;
+	if (w->nsig) {
+		delta_sig_free(w->nsig);
+		free(w->nsig);
+		w->nsig = NULL;
+	}
+	free(w->match);
+	w->match = NULL;
+}
+
+/* The queued want whose signature this is (a pull's delta). */
+static struct want *sig_want(struct receiver *r, uint32_t index)
+{
+	for (size_t k = 0; k < r->wcount; k++) {
+		struct want *w = &r->wq[(r->whead + k) % r->wcap];
+		if (w->index == index && w->sig_asked)
+			return w;
+	}
+	return NULL;
+}
+
+/* The whole signature is here: roll over the basis for its blocks, then tell
+ * the sender the ones missing (NEED runs, NEED_END). */
+static int plan_pull_delta(struct receiver *r, struct want *w)
+{
+	const char *leaf;
+	uint64_t size = 0;
+	int dfd = data_dirfd(r, w->path, &leaf), rc = 0;
+	int fd = dfd >= 0 ? basis_open(dfd, leaf, &size) : -1;
+	struct msg m = { .type = MSG_NEED };
+
+	w->match = malloc(((size_t)w->nsig->n + 1) * sizeof *w->match);
+	if (!w->match)
+		rc = err_set(-ENOMEM, "out of memory");
+	else if (fd < 0)
+		for (uint32_t k = 0; k < w->nsig->n; k++)
+			w->match[k] = DELTA_NO_MATCH;
+	else
+		rc = delta_find_blocks(fd, size, w->nsig, w->match);
+	w->basis_size = size;
+	if (fd >= 0)
+		close(fd);
+	for (uint32_t k = 0; rc == 0 && k < w->nsig->n;) {
+		if (w->match[k] != DELTA_NO_MATCH) {
+			k++;
+			continue;
+		}
+		uint32_t e = k;
+		while (e < w->nsig->n && w->match[e] == DELTA_NO_MATCH)
+			e++;
+		m.u.need = (struct m_need){ .index = w->index, .block = k, .count = e - k };
+		rc = conn_send(r->c, &m);
+		k = e;
+	}
+	return rc < 0 ? rc : conn_send_len(r->c, MSG_NEED_END, w->index);
+}
+
+static int on_file_sig(struct receiver *r, const struct m_want_delta *fs)
+{
+	struct want *w = sig_want(r, fs->index);
+
+	if (!w || w->nsig)
+		return err_set(-EBADMSG, "protocol: FILE_SIG for entry %u, which did not ask", fs->index);
+	if (!fs->block) {   /* the sender sends it whole */
+		w->sig_asked = 0;
+		return 0;
+	}
+	if (!(w->nsig = malloc(sizeof *w->nsig)))
+		return err_set(-ENOMEM, "out of memory");
+	int rc = delta_sig_init(w->nsig, fs);
+	if (rc < 0) {
+		free(w->nsig);
+		w->nsig = NULL;
+		return rc;
+	}
+	w->block = fs->block;
+	return w->nsig->n ? 0 : plan_pull_delta(r, w);
+}
+
+static int on_pull_sig(struct receiver *r, const struct m_sig *m)
+{
+	struct want *w = sig_want(r, m->index);
+	int rc;
+
+	if (!w || !w->nsig)
+		return err_set(-EBADMSG, "protocol: SIG for entry %u, which has no FILE_SIG", m->index);
+	if ((rc = delta_sig_add(w->nsig, m)) < 0)
+		return rc;
+	return w->nsig->have == w->nsig->n ? plan_pull_delta(r, w) : 0;
+}
+
 /* The want this file's data answers: the head of the queue, or a REDO. */
 static struct want *want_of(struct receiver *r, uint32_t index, int *redo)
 {
@@ -774,6 +882,9 @@ static int redo_push(struct receiver *r, const struct want *w, const char *why)
 	struct want *x = &r->redo[r->nredo];
 	*x = *w;
 	x->block = 0;
+	x->sig_asked = 0;
+	x->nsig = NULL;   /* the original's, freed with it */
+	x->match = NULL;
 	if (!(x->path = strdup(w->path)))
 		return err_set(-ENOMEM, "out of memory");
 	r->nredo++;
@@ -784,7 +895,7 @@ static int redo_push(struct receiver *r, const struct want *w, const char *why)
 
 static void want_done(struct receiver *r, struct want *w, int redo)
 {
-	free(w->path);
+	want_free(w);
 	if (redo) {
 		*w = r->redo[--r->nredo];
 		return;
@@ -805,13 +916,16 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 	struct basis b = { .fd = -1, .block = w->block };
 	int have = 0, rc;
 
+	if (w->sig_asked && !w->match && w->nsig)
+		return err_set(-EBADMSG, "protocol: data for entry %u before its signature ended",
+			       fb->index);
 	int dfd = data_dirfd(r, w->path, &leaf);
 	if (dfd >= 0 && afile_open(&f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
 				   &r->o->writer) == 0)
 		have = 1;
 	else
 		file_error(r, w->path, err_msg());
-	if (w->block && dfd >= 0) {
+	if (w->block && !w->match && dfd >= 0) {
 		uint64_t now = 0;
 		b.fd = basis_open(dfd, leaf, &now);
 		b.nblocks = (uint32_t)(w->basis_size / w->block);
@@ -820,7 +934,21 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 	}
 	if (pg)
 		progress_file(pg, w->path, fb->size);
-	rc = filedata_recv(r->c, fb, have ? &f : NULL, w->block ? &b : NULL, r->st, pg, &why);
+	if (w->match) {
+		struct delta_plan pl = { .fd = -1, .block = w->nsig->block, .n = w->nsig->n,
+					 .match = w->match };
+		uint64_t now = 0;
+		pl.fd = dfd >= 0 ? basis_open(dfd, leaf, &now) : -1;
+		if (pl.fd < 0 || now != w->basis_size)   /* the basis went or changed: no copies */
+			for (uint32_t k = 0; k < pl.n; k++)
+				w->match[k] = DELTA_NO_MATCH;
+		rc = delta_recv_assembled(r->c, fb, have ? &f : NULL, &pl, r->st, pg, &why);
+		if (pl.fd >= 0)
+			close(pl.fd);
+	} else {
+		rc = filedata_recv(r->c, fb, have ? &f : NULL, w->block ? &b : NULL, r->st, pg,
+				   &why);
+	}
 	if (b.fd >= 0)
 		close(b.fd);
 	if (rc == 1) {
@@ -869,6 +997,10 @@ static int dispatch(struct receiver *r, const struct msg *m)
 		return on_dir_meta(r, &m->u.dir_meta);
 	case MSG_FILE_BEGIN:
 		return on_file(r, &m->u.file_begin);
+	case MSG_FILE_SIG:
+		return on_file_sig(r, &m->u.want_delta);
+	case MSG_SIG:
+		return on_pull_sig(r, &m->u.sig);
 	case MSG_END:
 		if (r->in_listing)
 			return err_set(-EBADMSG, "protocol: END inside a listing");
@@ -933,7 +1065,7 @@ static void cleanup(struct receiver *r)
 	for (size_t i = 0; i < r->nfailed; i++)
 		free(r->failed[i]);
 	while (r->wcount) {
-		free(r->wq[r->whead].path);
+		want_free(&r->wq[r->whead]);
 		r->whead = (r->whead + 1) % r->wcap;
 		r->wcount--;
 	}

@@ -28,7 +28,21 @@ struct pending {
 	uint32_t len;           /* strlen(path): counted against PROTO_WINDOW_PATH_BYTES */
 	char *path;             /* wire path, owned */
 	struct delta_sig *sig;  /* WANT_DELTA: the basis's signature, owned; NULL = whole */
+	struct pull_delta *pd;  /* WANT_SIG: what the receiver needs of this file, owned */
 };
+
+/* A pull's delta on the box: the signature went out, the NEEDs come back as
+ * one bit a block (the only per-file memory: size / block / 8 bytes). */
+struct pull_delta {
+	int sent;               /* FILE_SIG and the signature have gone */
+	int whole;              /* FILE_SIG said block 0: the file goes whole */
+	int need_done;          /* NEED_END came */
+	struct delta_need d;
+	uint8_t hash[MSG_HASH_LEN];
+	uint8_t *bits;          /* owned */
+};
+/* Pull deltas signed and not yet sent at once: past it the file goes whole. */
+#define MAX_PULL_DELTAS 16
 
 /* Files sent as deltas lately, should the receiver ask one again whole
  * (REDO: its reconstruction did not verify). */
@@ -63,6 +77,8 @@ struct sender {
 	size_t mw_head, mw_count, mw_bytes;
 	struct done_delta done[DONE_DELTAS];
 	size_t done_next;
+	unsigned pull_deltas;   /* signed, data not sent */
+	unsigned sigs_wanted;   /* WANT_SIGs whose signature has not gone yet */
 	uint32_t next_index;
 	uint32_t decided;
 	uint64_t wanted;        /* files the receiver asked for */
@@ -140,6 +156,13 @@ static void ring_pop(struct sender *s)
 		free(p->sig);
 		p->sig = NULL;
 	}
+	if (p->pd) {
+		if (p->pd->sent && !p->pd->whole)
+			s->pull_deltas--;
+		free(p->pd->bits);
+		free(p->pd);
+		p->pd = NULL;
+	}
 	s->head = (s->head + 1) % s->cap;
 	s->count--;
 }
@@ -207,6 +230,95 @@ static int on_want_delta(struct sender *s, const struct m_want_delta *w)
 	return rc;
 }
 
+/* WANT_SIG (a box's sender, on a pull): the signature goes out from
+ * pump(), between files, never in the middle of one. */
+static int on_want_sig(struct sender *s, uint32_t index)
+{
+	if (!s->o->send_sig)
+		return err_set(-EBADMSG, "protocol: WANT_SIG, but this side sends no block hashes");
+	struct pending *p = on_want(s, index);
+	if (!p)
+		return -EBADMSG;
+	if (!(p->pd = calloc(1, sizeof *p->pd)))
+		return err_set(-ENOMEM, "out of memory");
+	s->sigs_wanted++;
+	return 0;
+}
+
+/* FILE_SIG and the signature of one file, or FILE_SIG(block 0): whole. */
+static int sign_one(struct sender *s, struct pending *p)
+{
+	struct pull_delta *pd = p->pd;
+	struct msg m = { .type = MSG_FILE_SIG };
+	struct stat sb;
+	int fd = open_source_file(&s->srcs[p->src], p->path), rc;
+	uint64_t size = fd >= 0 && fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+
+	pd->sent = 1;
+	s->sigs_wanted--;
+	pd->d.block = delta_block_size(size);
+	pd->d.n = (uint32_t)(size / pd->d.block);
+	if (fd < 0 || size < DELTA_MIN_FILE || s->pull_deltas >= MAX_PULL_DELTAS ||
+	    size / pd->d.block > DELTA_MAX_BLOCKS || !(pd->bits = calloc(pd->d.n / 8 + 1, 1))) {
+		pd->whole = 1;
+		if (fd >= 0)
+			close(fd);
+		m.u.want_delta = (struct m_want_delta){ .index = p->index };
+		return conn_send(s->c, &m);
+	}
+	pd->d = (struct delta_need){ .path = p->path, .size = size, .block = pd->d.block,
+				     .n = pd->d.n, .bits = pd->bits, .hash = pd->hash };
+	s->pull_deltas++;
+	rc = delta_file_sig_send(s->c, fd, p->index, size, pd->hash);
+	close(fd);
+	return rc;
+}
+
+/* The signatures WANT_SIG asked for go out between files. */
+static int send_sigs(struct sender *s)
+{
+	for (size_t k = 0; s->sigs_wanted && k < s->count; k++) {
+		struct pending *p = ring_at(s, k);
+		int rc;
+		if (p->pd && !p->pd->sent && (rc = sign_one(s, p)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static struct pending *pull_delta_of(struct sender *s, uint32_t index)
+{
+	for (size_t k = 0; k < s->count; k++) {
+		struct pending *p = ring_at(s, k);
+		if (p->index == index && p->pd && p->pd->sent && !p->pd->whole)
+			return p;
+	}
+	return NULL;
+}
+
+/* NEED / NEED_END: the blocks the receiver lacks, checked against the
+ * signature this side sent, as bits. */
+static int on_need(struct sender *s, const struct msg *m)
+{
+	uint32_t index = m->type == MSG_NEED_END ? m->u.index.index : m->u.need.index;
+	struct pending *p = pull_delta_of(s, index);
+
+	if (!p || p->pd->need_done)
+		return err_set(-EBADMSG, "protocol: %s for entry %u, which has no signature out",
+			       msg_type_name(m->type), index);
+	if (m->type == MSG_NEED_END) {
+		p->pd->need_done = 1;
+		return 0;
+	}
+	const struct m_need *n = &m->u.need;
+	if (n->block >= p->pd->d.n || n->count > p->pd->d.n - n->block)
+		return err_set(-EBADMSG, "protocol: NEED of blocks %u+%u of %u", n->block, n->count,
+			       p->pd->d.n);
+	for (uint32_t k = n->block; k < n->block + n->count; k++)
+		p->pd->bits[k / 8] |= (uint8_t)(1u << (k % 8));
+	return 0;
+}
+
 static int on_sig(struct sender *s, const struct m_sig *m)
 {
 	for (size_t k = 0; k < s->count; k++) {
@@ -257,6 +369,11 @@ static int handle(struct sender *s, const struct msg *m)
 		return on_sig(s, &m->u.sig);
 	case MSG_REDO:
 		return on_redo(s, m->u.index.index);
+	case MSG_WANT_SIG:
+		return on_want_sig(s, m->u.index.index);
+	case MSG_NEED:
+	case MSG_NEED_END:
+		return on_need(s, m);
 	case MSG_DECIDED:
 		s->decided = m->u.index.index;
 		return 0;
@@ -338,8 +455,38 @@ static int send_delta(struct sender *s, struct pending *p)
 	return rc;
 }
 
+/* A pull's delta: the NEEDed blocks once the receiver has said them all. */
+static int send_needed(struct sender *s, struct pending *p)
+{
+	struct progress *pg = s->h->progress;
+	int rc = conn_flush(s->c);
+
+	while (rc == 0 && !p->pd->need_done)
+		rc = recv_one(s);
+	if (rc < 0)
+		return rc;
+	int fd = open_source_file(&s->srcs[p->src], p->path);
+	if (fd < 0) {
+		xfer_note(s->st, "%s", err_msg());
+		return filedata_send_failed(s->c, p->index);
+	}
+	rc = delta_send_needed(s->c, fd, p->index, &p->pd->d, s->st, pg);
+	close(fd);
+	if (rc == 0)
+		rc = remember_delta(s, p);
+	if (pg && rc == 0)
+		progress_file_done(pg);
+	return rc;
+}
+
 static int send_wanted(struct sender *s, struct pending *p)
 {
+	int rc;
+
+	if (p->pd && !p->pd->sent && (rc = sign_one(s, p)) < 0)
+		return rc;
+	if (p->pd && !p->pd->whole)
+		return send_needed(s, p);
 	return p->sig ? send_delta(s, p) : send_whole(s, p->src, p->path, p->index);
 }
 
@@ -351,6 +498,8 @@ static int pump(struct sender *s, enum need need, size_t len)
 	int rc;
 
 	for (;;) {
+		if ((rc = send_sigs(s)) < 0)
+			return rc;
 		while (s->count) {
 			struct pending *p = ring_at(s, 0);
 			if (p->state == P_UNDECIDED && p->index < s->decided)

@@ -149,7 +149,7 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 			       .backup_dir = rq->backup_dir[0] ? rq->backup_dir : NULL,
 			       .suffix = rq->suffix[0] ? rq->suffix : NULL,
 			       /* the box asks for deltas and never rolls (issue 11) */
-			       .want_delta = 1, .do_delta = 0 };
+			       .want_delta = 1, .do_delta = 0, .send_sig = 1 };
 	struct xfer_hooks h = { 0 };
 	struct xfer_stats st = { 0 };
 	struct source src;

@@ -32,6 +32,8 @@ struct xfer_opts {
 	const char *suffix;          /* receiver, with REQ_BACKUP: NULL = rsync's default */
 	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
+	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
+	int send_sig;                /* sender: answers WANT_SIG (a box: pull) */
 };
 
 struct xfer_stats {

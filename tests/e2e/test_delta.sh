@@ -3,7 +3,8 @@
 # PC rolls): every kind of change reconstructs byte for byte at each
 # protection level, only about what changed travels, -W sends whole, and a
 # malicious peer's SIG, COPY or WANT_DELTA is refused with nothing written.
-# (A pull is sent whole until the inverted, zsync-like flow exists.)
+# A pull uses the inverted flow: the box sends its new file's block hashes,
+# the PC rolls over its old version and asks for the blocks it lacks.
 . "$(dirname "$0")/lib.sh"
 
 write_config "[enc]" "path = $T/enc" "protection = none"
@@ -46,9 +47,17 @@ for prot in encrypt integrity none; do
     case $kind in grow | move) max=$((size / 2 + 20000)) ;; *) max=$((size / 3)) ;; esac
     [ "$match" -gt 0 ] && [ "$lit" -lt "$max" ] ||
       { cat "$T/last.out"; fail "$kind at $prot: $lit literal bytes of $size (matched $match)"; }
+    # the same change pulled: the box sends block hashes, this side rolls
+    mkdir -p "$T/pd"
+    cp "$S/$n.orig" "$T/pd/$n"
+    expect_rc 0 ferry_c pull --stats --protection "$prot" "$(url enc/$n)" "$T/pd/$n"
+    cmp "$S/$n" "$T/pd/$n" || fail "pull $kind at $prot: the reconstructed file differs"
+    lit=$(lit_of); match=$(match_of)
+    [ -n "$match" ] && [ "$match" -gt 0 ] && [ "$lit" -lt "$max" ] ||
+      { cat "$T/last.out"; fail "pull $kind at $prot: $lit literal bytes of $size (matched $match)"; }
   done
 done
-note "all eight kinds of change at all three levels reconstruct; literal bytes stay small"
+note "all eight kinds of change at all three levels reconstruct, pushed and pulled; literal bytes stay small"
 
 note "a basis of equal blocks (all zeros) with data in the middle"
 head -c 4000000 /dev/zero > "$S/zeros"
@@ -77,15 +86,16 @@ for size in 0 1 100; do
   cmp "$S/t$size" "$T/enc/t$size" || fail "size $size: differs"
 done
 
-note "-W sends whole; a pull is whole and correct"
+note "-W sends whole, both ways"
 change overwrite-none overwrite; touch -d '2031-01-01' "$S/overwrite-none"
 expect_rc 0 ferry_c push -W --stats "$S/overwrite-none" "$(url enc/overwrite-none)"
 [ "$(match_of)" = 0 ] || fail "-W still matched $(match_of) bytes"
 cmp "$S/overwrite-none" "$T/enc/overwrite-none" || fail "-W: differs"
 cp "$T/enc/insert-encrypt" "$T/pulled"; change insert-encrypt overwrite
 cp "$S/insert-encrypt" "$T/enc/insert-encrypt"
-expect_rc 0 ferry_c pull "$(url enc/insert-encrypt)" "$T/pulled"
-cmp "$T/pulled" "$T/enc/insert-encrypt" || fail "pull: differs"
+expect_rc 0 ferry_c pull -W --stats "$(url enc/insert-encrypt)" "$T/pulled"
+[ "$(match_of)" = 0 ] || fail "pull -W still matched $(match_of) bytes"
+cmp "$T/pulled" "$T/enc/insert-encrypt" || fail "pull -W: differs"
 
 EVIL=$FERRY_TOOLS/ferry-evil
 note "a box never rolls: WANT_DELTA to a daemon's sender is refused"
