@@ -114,3 +114,9 @@ bench: build
 
 clean:
 	rm -rf build build-asan build-clang build-fuzz build-static
+
+# ferry bench against fio and openssl speed: ext4 on loop devices and a tmpfs,
+# medians of RUNS rounds (root; docs/BENCH.md has the figures).
+.PHONY: bench-agree
+bench-agree: build
+	@FERRY=$(CURDIR)/$(BUILD)/ferry bench/agree.sh
