@@ -429,39 +429,15 @@ static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t 
 	return rc;
 }
 
-/* A delta needs its whole signature, which follows its WANT_DELTA. */
+/* A delta, either way round, once what it needs from the receiver is here:
+ * the whole signature of the receiver's basis (push, WANT_DELTA), or every
+ * NEED for the blocks of the signature this side sent (pull, WANT_SIG). */
 static int send_delta(struct sender *s, struct pending *p)
-{
-	struct progress *pg = s->h->progress;
-	int rc = 0;
-
-	if ((rc = conn_flush(s->c)) < 0)
-		return rc;
-	while (rc == 0 && p->sig->have < p->sig->n)
-		rc = recv_one(s);
-	if (rc < 0)
-		return rc;
-	int fd = open_source_file(&s->srcs[p->src], p->path);
-	if (fd < 0) {
-		xfer_note(s->st, "%s", err_msg());
-		return filedata_send_failed(s->c, p->index);
-	}
-	rc = delta_send(s->c, fd, p->index, p->path, p->sig, s->st, pg);
-	close(fd);
-	if (rc == 0)
-		rc = remember_delta(s, p);
-	if (pg && rc == 0)
-		progress_file_done(pg);
-	return rc;
-}
-
-/* A pull's delta: the NEEDed blocks once the receiver has said them all. */
-static int send_needed(struct sender *s, struct pending *p)
 {
 	struct progress *pg = s->h->progress;
 	int rc = conn_flush(s->c);
 
-	while (rc == 0 && !p->pd->need_done)
+	while (rc == 0 && (p->pd ? !p->pd->need_done : p->sig->have < p->sig->n))
 		rc = recv_one(s);
 	if (rc < 0)
 		return rc;
@@ -470,7 +446,8 @@ static int send_needed(struct sender *s, struct pending *p)
 		xfer_note(s->st, "%s", err_msg());
 		return filedata_send_failed(s->c, p->index);
 	}
-	rc = delta_send_needed(s->c, fd, p->index, &p->pd->d, s->st, pg);
+	rc = p->pd ? delta_send_needed(s->c, fd, p->index, &p->pd->d, s->st, pg)
+		   : delta_send(s->c, fd, p->index, p->path, p->sig, s->st, pg);
 	close(fd);
 	if (rc == 0)
 		rc = remember_delta(s, p);
@@ -485,9 +462,9 @@ static int send_wanted(struct sender *s, struct pending *p)
 
 	if (p->pd && !p->pd->sent && (rc = sign_one(s, p)) < 0)
 		return rc;
-	if (p->pd && !p->pd->whole)
-		return send_needed(s, p);
-	return p->sig ? send_delta(s, p) : send_whole(s, p->src, p->path, p->index);
+	if ((p->pd && !p->pd->whole) || p->sig)
+		return send_delta(s, p);
+	return send_whole(s, p->src, p->path, p->index);
 }
 
 /* Serves what the receiver asked for and reads its decisions, until `need`
