@@ -26,6 +26,14 @@ import statistics
 import sys
 import time
 
+def shown_path(path):
+    """A path as reports show it: relative to the repository when inside it
+    (a report must not name one machine's directories)."""
+    import os
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    full = os.path.abspath(path)
+    return os.path.relpath(full, repo) if full.startswith(repo + os.sep) else path
+
 HZ = os.sysconf('SC_CLK_TCK')
 
 
@@ -370,7 +378,7 @@ def cmd_summarize(path, *opts):
           'processes used < max(0.3 s, 10%% of wall) CPU). MB = 10^6 B, GiB = 2^30 B. '
           '"vs PEER" cells (ferry rows only) = ferry / peer for wall / client CPU per GiB / '
           'server CPU per GiB / server max RSS, same workload and run; below 1 = ferry better. '
-          'Data: %s' % path)
+          'Data: %s' % shown_path(path))
     print()
     targets(agg)
     fails = 0
