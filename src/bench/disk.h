@@ -61,6 +61,10 @@ struct disk_window {
 	int reading;
 };
 /* Fills rate, seconds, counts, samples, cliff and the device verdict. */
+/* The end of a timed write window: fdatasync inside it (unless rc already
+ * failed), its time in sync_s, the device counters after it, the file closed.
+ * Returns rc, or the fdatasync's error. */
+int disk_close_window(const struct disk_ctx *c, struct disk_window *w, int fd, int rc);
 void disk_finish(const struct disk_ctx *c, const struct disk_window *w,
 		 const struct bench_series *s, struct bench_stage *st);
 

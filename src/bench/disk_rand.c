@@ -53,13 +53,7 @@ int disk_rand_write(struct disk_ctx *c, double budget, struct bench_stage *st)
 			disk_progress(c, st, &s, i + 1, goal);
 	}
 	bench_series_finish(&s, bench_now(), i, i * DISK_SMALL);
-	w.sync_s = bench_now();
-	if (rc == 0 && fdatasync(fd) < 0)
-		rc = err_sys(-errno, "fdatasync of the bench file");
-	w.t1 = bench_now();
-	w.sync_s = w.t1 - w.sync_s;
-	disk_snap(c, &w.after);
-	close(fd);
+	rc = disk_close_window(c, &w, fd, rc);
 	w.units = w.ops = i;
 	w.bytes = i * DISK_SMALL;
 	disk_finish(c, &w, &s, st);

@@ -75,13 +75,7 @@ int disk_seq_write(struct disk_ctx *c, double budget, struct bench_stage *st)
 			disk_progress(c, st, &s, off, c->size);
 	}
 	bench_series_finish(&s, bench_now(), off, off);
-	w.sync_s = bench_now();
-	if (rc == 0 && fdatasync(fd) < 0)
-		rc = err_sys(-errno, "fdatasync of the bench file");
-	w.t1 = bench_now();
-	w.sync_s = w.t1 - w.sync_s;
-	disk_snap(c, &w.after);
-	close(fd);
+	rc = disk_close_window(c, &w, fd, rc);
 	c->seq_bytes = off;
 	w.units = w.bytes = off;
 	snprintf(st->method, sizeof st->method, "%s",

@@ -3,11 +3,14 @@
  * the verdict drawn from them, the progress callback. */
 #include "bench/disk.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/err.h"
 
 void disk_rng_seed(struct disk_ctx *c)
 {
@@ -72,6 +75,19 @@ void disk_progress(const struct disk_ctx *c, const struct bench_stage *st,
 
 	if (c->o->progress)
 		c->o->progress(c->o->ctx, &p);
+}
+
+int disk_close_window(const struct disk_ctx *c, struct disk_window *w, int fd, int rc)
+{
+	double t = bench_now();
+
+	if (rc == 0 && fdatasync(fd) < 0)
+		rc = err_sys(-errno, "fdatasync of the bench file");
+	w->t1 = bench_now();
+	w->sync_s = w->t1 - t;
+	disk_snap(c, &w->after);
+	close(fd);
+	return rc;
 }
 
 static void verdict(const struct disk_ctx *c, const struct disk_window *w, struct bench_stage *st)
