@@ -45,7 +45,7 @@ enum msg_type {
 	MSG_DIR_BEGIN = 0x10, MSG_ENTRY = 0x11, MSG_DIR_END = 0x12,
 	MSG_DIR_META = 0x13, MSG_END = 0x14, MSG_TOTALS = 0x15,
 	MSG_FILE_BEGIN = 0x20, MSG_DATA = 0x21, MSG_HOLE = 0x22, MSG_FILE_END = 0x23,
-	MSG_COPY = 0x24,
+	MSG_COPY = 0x24, MSG_ZDATA = 0x25,
 	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
 	MSG_WANT_DELTA = 0x34, MSG_SIG = 0x35, MSG_REDO = 0x36,
 	MSG_WANT_SIG = 0x37, MSG_FILE_SIG = 0x38, MSG_NEED = 0x39, MSG_NEED_END = 0x3a,
@@ -71,7 +71,9 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_EXISTING  0x2000u /* --existing: nothing new is created */
 #define REQ_BACKUP    0x4000u /* -b: what is replaced or deleted is kept (suffix, backup dir) */
 #define REQ_WHOLE_FILE 0x8000u /* -W: no delta transfer */
-#define REQ_KNOWN     0xffffu
+#define REQ_COMPRESS  0x10000u /* -z: file data may travel zstd-compressed (ZDATA) */
+#define REQ_NO_RESUME 0x20000u /* --no-resume: an interrupted file leaves no partial */
+#define REQ_KNOWN     0x3ffffu
 
 enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
 #define ENT_HAS_HASH 0x01u
