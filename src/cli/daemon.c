@@ -555,20 +555,21 @@ static void lowest_priority(void)
 #endif
 }
 
-static void sweep_module(const struct module_cfg *m, long age)
+static void sweep_module(const struct module_cfg *m, long age, long part_age)
 {
 	struct jail j = { .root_fd = -1 };
 	struct sweep_stats st;
 
-	if (jail_open(&j, m->path) < 0 || fs_sweep_stale(&j, age, &st) < 0) {
+	if (jail_open(&j, m->path) < 0 || fs_sweep_stale(&j, age, part_age, &st) < 0) {
 		log_warn("sweep of module '%s': %s", m->name, err_msg());
 		jail_close(&j);
 		return;
 	}
 	jail_close(&j);
-	if (st.removed || st.skipped)
-		log_info("sweep of module '%s': %lu stale temporaries removed, %lu directories "
-			 "skipped (%lu read)", m->name, st.removed, st.skipped, st.dirs);
+	if (st.removed || st.partials || st.skipped)
+		log_info("sweep of module '%s': %lu stale temporaries removed, %lu stale partials "
+			 "removed, %lu directories skipped (%lu read)", m->name, st.removed,
+			 st.partials, st.skipped, st.dirs);
 }
 
 __attribute__((noreturn)) static void sweep_child(struct daemon_state *s, pid_t daemon_pid)
@@ -587,7 +588,7 @@ __attribute__((noreturn)) static void sweep_child(struct daemon_state *s, pid_t 
 	log_set_prefix("[sweep]");
 	lowest_priority();
 	for (size_t i = 0; i < cfg->n_modules; i++)
-		sweep_module(&cfg->modules[i], cfg->global.stale_age);
+		sweep_module(&cfg->modules[i], cfg->global.stale_age, cfg->global.partial_age);
 	_exit(0);
 }
 

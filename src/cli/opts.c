@@ -29,7 +29,7 @@ enum {
 	O_IGNORE_EXISTING, O_DELETE, O_IGNORE_MISSING, O_TIMEOUT, O_SIZE_ONLY, O_PORT,
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE,
 	/* ferry's own */
-	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY,
+	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
 };
 
@@ -148,9 +148,10 @@ static const struct rflag rsync_flags[] = {
 	{ "max-size", 0, 1, REFUSE, 0, "not implemented" },
 	{ "min-size", 0, 1, REFUSE, 0, "not implemented" },
 	{ "max-alloc", 0, 1, REFUSE, 0, "ferry's memory is bounded by its protocol, whatever the tree" },
-	{ "partial", 0, 0, REFUSE, 0, "ferry removes a partial file (the old version stays); resume "
-	  "is not implemented yet" },
-	{ "partial-dir", 0, 1, REFUSE, 0, "resume is not implemented yet" },
+	{ "partial", 0, 0, SAME, 0, "ferry keeps what an interrupted transfer wrote (hidden, as "
+	  ".ferry-part.NAME) and resumes from it; --no-resume turns that off" },
+	{ "partial-dir", 0, 1, REFUSE, 0, "ferry keeps a partial file beside the file it is for, as "
+	  ".ferry-part.NAME, hidden from listings" },
 	{ "delay-updates", 0, 0, REFUSE, 0, "not implemented: each file is renamed into place as it "
 	  "is complete" },
 	{ "prune-empty-dirs", 'm', 0, REFUSE, 0, LATER_FILTER },
@@ -233,6 +234,7 @@ static const struct option own_opts[] = {
 	{ "protection", required_argument, NULL, O_PROT },
 	{ "cipher", required_argument, NULL, O_CIPHER },
 	{ "no-verify", no_argument, NULL, O_NO_VERIFY },
+	{ "no-resume", no_argument, NULL, O_NO_RESUME },
 };
 #define N_OWN (sizeof own_opts / sizeof own_opts[0])
 
@@ -417,6 +419,7 @@ static int own_ferry(const char *cmd, int ch, struct xfer_cli *x)
 	case O_KNOWN: x->co.known_hosts = optarg; break;
 	case O_ACCEPT: x->co.accept_new = 1; break;
 	case O_NO_VERIFY: x->flags |= REQ_NO_VERIFY; break;
+	case O_NO_RESUME: x->flags |= REQ_NO_RESUME; break;
 	case O_PROT:
 		if (parse_protection(optarg, &p) < 0)
 			return bad(cmd, "--protection %s: use encrypt, integrity or none", optarg);

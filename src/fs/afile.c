@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "fs/meta.h"
+#include "fs/partial.h"
 #include "fs/quote.h"
 #include "util/err.h"
 
@@ -79,6 +81,7 @@ int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	memset(f, 0, sizeof *f);
 	f->fd = -1;
 	f->dirfd = dirfd;
+	f->partial = 0;
 	if (o)
 		f->opts = *o;
 	else
@@ -327,6 +330,8 @@ int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime)
 		 * one I/O each would defeat the kernel's batching. */
 		range_sync(f->fd, f->synced, f->pos - f->synced, SYNC_FILE_RANGE_WRITE);
 	}
+	if (f->partial)   /* the identity of a partial is not the file's */
+		fs_partial_untag(f->fd);
 	/* close() is where NFS and some FUSE file systems report write errors. */
 	fd = f->fd;
 	f->fd = -1;
@@ -350,6 +355,46 @@ int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime)
 fail:
 	afile_abort(f);
 	return r;
+}
+
+int afile_make_partial(struct afile *f, const struct fs_part_id *id)
+{
+	char name[256];
+
+	if (f->fd < 0 || f->partial || fs_partial_name(name, f->final) < 0 ||
+	    flock(f->fd, LOCK_EX | LOCK_NB) < 0)
+		return 0;
+	int tagged = fs_partial_tag(f->fd, id) == 0;
+	if (fs_rename_noreplace(f->dirfd, f->tmp, name) < 0) {
+		if (tagged)
+			fs_partial_untag(f->fd);
+		return 0;
+	}
+	untrack(f);   /* a session stopped by a signal keeps it too */
+	memcpy(f->tmp, name, sizeof f->tmp);
+	f->partial = 1;
+	return 1;
+}
+
+off_t afile_keep(struct afile *f, off_t min)
+{
+	off_t kept = 0;
+
+	if (f->fd >= 0 && f->partial && flush_buf(f) == 0 && f->pos >= min &&
+	    ftruncate(f->fd, f->pos) == 0)
+		kept = f->pos;
+	if (!kept) {
+		afile_abort(f);
+		return 0;
+	}
+	close(f->fd);
+	f->fd = -1;
+	f->tmp[0] = '\0';
+	f->partial = 0;
+	free(f->buf);
+	f->buf = NULL;
+	f->buf_len = f->buf_cap = 0;
+	return kept;
 }
 
 void afile_abort(struct afile *f)

@@ -30,6 +30,7 @@ struct afile {
 	off_t pos;             /* bytes accepted so far */
 	off_t synced;          /* writeback started up to here */
 	off_t dropped;         /* written back and dropped from the cache up to here */
+	int partial;           /* tmp is the file's partial name (fs/partial.h) */
 	struct writer_opts opts;
 };
 
@@ -54,6 +55,17 @@ int afile_skip(struct afile *f, off_t n);
  * fs_syncfs once per transfer). On failure the temporary file is removed and
  * the old file is untouched. */
 int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime);
+/* Resume: moves the just-opened temporary to the partial name of the final
+ * name, locked and tagged with id, so that what has been written survives
+ * an interruption (afile_keep) or a kill. 1 if it did; 0 if it stays an
+ * ordinary temporary (another session's partial has the name, or the file
+ * system cannot rename without replacing). */
+struct fs_part_id;
+int afile_make_partial(struct afile *f, const struct fs_part_id *id);
+/* The transfer was interrupted: a partial file keeps what was written (at
+ * least `min` bytes; less is removed); an ordinary temporary is removed.
+ * Returns the bytes kept. */
+off_t afile_keep(struct afile *f, off_t min);
 /* Removes the temporary file; safe to call twice or after commit. */
 void afile_abort(struct afile *f);
 

@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
 #include "fs/meta.h"
+#include "fs/partial.h"
 #include "util/err.h"
 
 /* Directories still to visit, as paths relative to the root: depth-first,
@@ -67,9 +69,28 @@ static int stale_tmp(int dirfd, const struct dirent_info *e, time_t now, long ma
 	       (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_old(&st, now, max_age);
 }
 
+/* A partial nobody has written for part_age and nobody holds the lock of. */
+static int stale_partial(int dirfd, const struct dirent_info *e, time_t now, long part_age)
+{
+	struct stat st;
+
+	if (!part_age || !S_ISREG(e->st.st_mode) || !fs_is_partial_name(e->name) ||
+	    !is_old(&e->st, now, part_age))
+		return 0;
+	int fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	int ok = flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
+		 S_ISREG(st.st_mode) && is_old(&st, now, part_age);
+	if (ok && unlinkat(dirfd, e->name, 0) < 0)
+		ok = 0;
+	close(fd);
+	return ok;
+}
+
 /* One directory: removes its stale temporaries, queues its subdirectories. */
 static int sweep_dir(const struct jail *j, const char *rel, struct dir_stack *todo,
-		     long max_age, struct sweep_stats *st)
+		     long max_age, long part_age, struct sweep_stats *st)
 {
 	struct dirlist l = { 0 };
 	time_t now = time(NULL);
@@ -93,6 +114,8 @@ static int sweep_dir(const struct jail *j, const char *rel, struct dir_stack *to
 				goto out;
 		} else if (stale_tmp(fd, e, now, max_age) && unlinkat(fd, e->name, 0) == 0) {
 			st->removed++;
+		} else if (stale_partial(fd, e, now, part_age)) {
+			st->partials++;
 		}
 	}
 	rc = 0;
@@ -102,7 +125,7 @@ out:
 	return rc;
 }
 
-int fs_sweep_stale(const struct jail *j, long max_age, struct sweep_stats *st)
+int fs_sweep_stale(const struct jail *j, long max_age, long part_age, struct sweep_stats *st)
 {
 	struct dir_stack todo = { 0 };
 	char *rel = strdup("");
@@ -110,7 +133,7 @@ int fs_sweep_stale(const struct jail *j, long max_age, struct sweep_stats *st)
 
 	memset(st, 0, sizeof *st);
 	while (rc == 0 && rel) {
-		rc = sweep_dir(j, rel, &todo, max_age, st);
+		rc = sweep_dir(j, rel, &todo, max_age, part_age, st);
 		free(rel);
 		rel = todo.n ? todo.paths[--todo.n] : NULL;
 	}

@@ -13,6 +13,7 @@
 struct sweep_stats {
 	unsigned long dirs;      /* directories read */
 	unsigned long removed;   /* temporaries removed */
+	unsigned long partials;  /* partials (resume) removed */
 	unsigned long skipped;   /* directories that could not be read, or too deep */
 };
 
@@ -20,8 +21,10 @@ struct sweep_stats {
  * fs_is_tmp_name accepts and whose mtime and ctime are both more than
  * max_age seconds old (ctime too: a temporary gets the source's mtime just
  * before its rename, so an old mtime alone can be a file about to land).
- * Unreadable directories are counted and skipped, not fatal. 0, or -errno
+ * Partials that an interrupted transfer kept for resume (fs/partial.h) go
+ * the same way after part_age (0: never), unless a session is writing one
+ * (its lock). Unreadable directories are counted and skipped, not fatal. 0, or -errno
  * (out of memory, the root unreadable) with err_msg() set. */
-int fs_sweep_stale(const struct jail *j, long max_age, struct sweep_stats *st);
+int fs_sweep_stale(const struct jail *j, long max_age, long part_age, struct sweep_stats *st);
 
 #endif

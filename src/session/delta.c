@@ -105,8 +105,8 @@ static int read_full(int fd, uint8_t *p, size_t n, off_t off)
 
 /* FILE_SIG or WANT_DELTA, then the signature of fd in SIG records; with h,
  * the whole file (its tail too) goes into h on the same read. */
-static int sig_stream(struct conn *c, uint8_t type, int fd, uint32_t index, uint32_t block,
-		      uint64_t size, XXH3_state_t *h)
+static int sig_stream(struct conn *c, uint8_t type, const struct basis *b, uint32_t index,
+		      uint32_t block, uint64_t size, XXH3_state_t *h)
 {
 	static uint8_t ent[SIG_MAX_BLOCKS * SIG_ENTRY_LEN];
 	uint32_t n = (uint32_t)(size / block);
@@ -123,7 +123,7 @@ static int sig_stream(struct conn *c, uint8_t type, int fd, uint32_t index, uint
 		for (uint16_t i = 0; i < k; i++) {
 			struct roll r;
 			/* a file that shrank: zeros, which the final hash check rejects */
-			if (read_full(fd, buf, block, (off_t)(first + i) * block) < 0)
+			if (basis_read(b, buf, block, (uint64_t)(first + i) * block) < 0)
 				memset(buf, 0, block);
 			if (h)
 				XXH3_128bits_update(h, buf, block);
@@ -138,7 +138,7 @@ static int sig_stream(struct conn *c, uint8_t type, int fd, uint32_t index, uint
 	}
 	uint64_t tail = size - (uint64_t)n * block;
 	if (rc == 0 && h && tail) {
-		if (read_full(fd, buf, (size_t)tail, (off_t)((uint64_t)n * block)) < 0)
+		if (basis_read(b, buf, (size_t)tail, (uint64_t)n * block) < 0)
 			memset(buf, 0, (size_t)tail);
 		XXH3_128bits_update(h, buf, (size_t)tail);
 	}
@@ -146,21 +146,27 @@ static int sig_stream(struct conn *c, uint8_t type, int fd, uint32_t index, uint
 	return rc;
 }
 
-int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint64_t size)
+int delta_sig_send(struct conn *c, const struct basis *b, uint32_t index)
 {
-	return sig_stream(c, MSG_WANT_DELTA, fd, index, block, size, NULL);
+	return sig_stream(c, MSG_WANT_DELTA, b, index, b->block, (uint64_t)b->nblocks * b->block,
+			  NULL);
 }
 
 int delta_file_sig_send(struct conn *c, int fd, uint32_t index, uint64_t size,
 			uint8_t hash[MSG_HASH_LEN])
 {
 	XXH3_state_t *h = XXH3_createState();
+	struct basis b;
 	int rc;
 
 	if (!h)
 		return err_set(-ENOMEM, "out of memory");
+	basis_init(&b);
+	b.fd[0] = fd;   /* borrowed */
+	b.size[0] = size;
+	basis_layout_bytes(&b);
 	XXH3_128bits_reset(h);
-	rc = sig_stream(c, MSG_FILE_SIG, fd, index, delta_block_size(size), size, h);
+	rc = sig_stream(c, MSG_FILE_SIG, &b, index, delta_block_size(size), size, h);
 	filedata_hash_out(h, hash);
 	XXH3_freeState(h);
 	return rc;
@@ -457,26 +463,22 @@ int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 
 /* --- the inverted flow (a pull: the box sends block hashes, the PC rolls) --- */
 
-int delta_find_blocks(int fd, uint64_t size, const struct delta_sig *s, uint64_t *match)
+/* Rolls over one piece of the basis (fd, size bytes, at virtual offset
+ * base) for the blocks not found yet. */
+static int find_in(int fd, uint64_t size, uint64_t base, const struct index *x,
+		   const struct delta_sig *s, uint64_t *match)
 {
-	struct index x = { 0 };
 	struct scan sc = { .fd = fd, .size = size };
 	const uint32_t bs = s->block;
 	uint64_t pos = 0;
 	struct roll r;
-	int rolled = 0, rc;
+	int rolled = 0;
 	int32_t last = -1;
 
-	for (uint32_t k = 0; k < s->n; k++)
-		match[k] = DELTA_NO_MATCH;
-	if (!s->n || size < bs)
+	if (size < bs)
 		return 0;
 	if (!(sc.buf = malloc(SCAN_CAP)))
 		return err_set(-ENOMEM, "out of memory");
-	if ((rc = index_build(&x, s)) < 0) {
-		free(sc.buf);
-		return rc;
-	}
 	while (pos + bs <= size) {
 		fill(&sc, pos, pos + bs + (pos + bs < size));
 		const uint8_t *win = sc.buf + (pos - sc.base);
@@ -484,9 +486,9 @@ int delta_find_blocks(int fd, uint64_t size, const struct delta_sig *s, uint64_t
 			roll_init(&r, win, bs);
 			rolled = 1;
 		}
-		int32_t k = find(&x, s, roll_sum(&r), win, last + 1);
+		int32_t k = find(x, s, roll_sum(&r), win, last + 1);
 		if (k >= 0 && match[k] == DELTA_NO_MATCH) {
-			match[k] = pos;
+			match[k] = base + pos;
 			pos += bs;
 			rolled = 0;
 			last = k;
@@ -496,8 +498,26 @@ int delta_find_blocks(int fd, uint64_t size, const struct delta_sig *s, uint64_t
 			roll_rotate(&r, win[0], win[bs]);
 		pos++;
 	}
+	free(sc.buf);
+	return 0;
+}
+
+int delta_find_blocks(const struct basis *b, const struct delta_sig *s, uint64_t *match)
+{
+	struct index x = { 0 };
+	int rc = 0;
+
+	for (uint32_t k = 0; k < s->n; k++)
+		match[k] = DELTA_NO_MATCH;
+	if (!s->n || !basis_any(b))
+		return 0;
+	if ((rc = index_build(&x, s)) < 0)
+		return rc;
+	for (int i = 0; rc == 0 && i < 2; i++)
+		if (b->fd[i] >= 0)
+			rc = find_in(b->fd[i], b->size[i], i ? b->split : 0, &x, s, match);
 	/* blocks equal to one found (zeros, repeated records) are there too */
-	for (uint32_t k = 0; k < s->n; k++) {
+	for (uint32_t k = 0; rc == 0 && k < s->n; k++) {
 		if (match[k] != DELTA_NO_MATCH)
 			continue;
 		for (int32_t j = x.head[bucket(&x, s->weak[k])]; j >= 0; j = x.next[j])
@@ -509,8 +529,7 @@ int delta_find_blocks(int fd, uint64_t size, const struct delta_sig *s, uint64_t
 	}
 	free(x.head);
 	free(x.next);
-	free(sc.buf);
-	return 0;
+	return rc;
 }
 
 /* Sends bytes [from, to) of fd as DATA records of at most 1 MiB each. */
@@ -652,7 +671,7 @@ int delta_recv_assembled(struct conn *c, const struct m_file_begin *fb, struct a
 		for (size_t done = 0; rc == 0 && done < n;) {   /* the tail may be large */
 			size_t piece = n - done < (1u << 16) || k < pl->n ? n - done : (1u << 16);
 			if (k < pl->n && pl->match[k] != DELTA_NO_MATCH) {
-				if (read_full(pl->fd, buf, piece, (off_t)pl->match[k]) < 0) {
+				if (basis_read(pl->b, buf, piece, pl->match[k]) < 0) {
 					memset(buf, 0, piece);
 					snprintf(reason, sizeof reason, "the old version changed meanwhile");
 					ok = 0;

@@ -14,6 +14,7 @@
 
 #include "session/conn.h"
 #include "fs/afile.h"
+#include "session/basis.h"
 #include "session/xfer.h"
 
 struct progress;
@@ -45,9 +46,10 @@ static inline uint32_t roll_sum(const struct roll *r)
 }
 uint64_t delta_strong(const uint8_t *p, size_t len);
 
-/* Receiver: WANT_DELTA for entry `index`, then the signature of the open
- * basis fd (size bytes, whole blocks only) in SIG records, read as it goes. */
-int delta_sig_send(struct conn *c, int fd, uint32_t index, uint32_t block, uint64_t size);
+/* Receiver: WANT_DELTA for entry `index`, then the signature of the basis
+ * (laid out by basis_layout_blocks: the old version's whole blocks, then the
+ * partial's) in SIG records, read as it goes. */
+int delta_sig_send(struct conn *c, const struct basis *b, uint32_t index);
 
 /* Sender of a pull (the box), the inverted flow: FILE_SIG and the signature
  * of its new file (size bytes), and that file's whole xxh3-128 from the same
@@ -79,14 +81,15 @@ int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 
 #define DELTA_NO_MATCH UINT64_MAX
 
-/* Receiver (the PC): where in its basis (fd, size bytes) each block of the
- * sender's signature s is: match[k] an offset, or DELTA_NO_MATCH. */
-int delta_find_blocks(int fd, uint64_t size, const struct delta_sig *s, uint64_t *match);
+/* Receiver (the PC): where in its basis (laid out by basis_layout_bytes:
+ * the old version, then the partial) each block of the sender's signature s
+ * is: match[k] a virtual offset, or DELTA_NO_MATCH. */
+int delta_find_blocks(const struct basis *b, const struct delta_sig *s, uint64_t *match);
 
 /* Receiver: how the file is put together: a block from the basis where
  * match[k] says, the rest (and the tail) from the stream's DATA. */
 struct delta_plan {
-	int fd;                    /* the basis */
+	const struct basis *b;
 	uint32_t block, n;
 	const uint64_t *match;     /* n offsets */
 };

@@ -324,9 +324,8 @@ static int copy_blocks(const struct m_copy *cp, const struct basis *b, uint64_t 
 	if (!buf)
 		return err_set(-ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < cp->count; i++) {
-		off_t at = (off_t)(cp->block + i) * b->block;
-		ssize_t n = pread(b->fd, buf, b->block, at);
-		if (n != (ssize_t)b->block) {   /* the basis changed meanwhile */
+		if (basis_read(b, buf, b->block, (uint64_t)(cp->block + i) * b->block) < 0) {
+			/* the basis changed meanwhile */
 			memset(buf, 0, b->block);
 			if (*ok)
 				snprintf(why, whylen, "the old version changed while it was the basis");

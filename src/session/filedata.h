@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/afile.h"
+#include "session/basis.h"
 #include "session/conn.h"
 #include "session/xfer.h"
 
@@ -33,12 +34,9 @@ void filedata_hash_out(struct XXH3_state_s *h, uint8_t out[MSG_HASH_LEN]);
 /* Receives the data of a file announced by `fb` into f (which may be NULL to
  * discard it). Returns 1 when the data is complete and the hash matches, 0
  * when the file must be discarded (*why says why), <0 when the session fails. */
-struct basis {
-	int fd;                     /* the old version, open for reading */
-	uint32_t block, nblocks;    /* as its signature said */
-};
-/* With a basis (a delta), COPY messages are taken from it, and the whole
- * file is verified at every protection level. */
+/* With a basis (a delta: laid out by blocks, as its signature said), COPY
+ * messages are taken from it, and the whole file is verified at every
+ * protection level. */
 int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f,
 		  const struct basis *b, struct xfer_stats *st, struct progress *pg,
 		  const char **why);

@@ -19,6 +19,7 @@
 #include "fs/sync.h"
 #include "session/backup.h"
 #include "session/delta.h"
+#include "session/resume.h"
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "util/chmod.h"
@@ -31,7 +32,10 @@ struct want {
 	uint32_t wire_len;      /* its wire path's length, counted against the window */
 	uint64_t size;          /* the ENTRY's size: the most that is preallocated */
 	uint32_t block;         /* a delta: the signature's block size; 0 = whole */
-	uint64_t basis_size;    /* a delta: the basis's size when its signature was read */
+	uint64_t basis_size;    /* a delta: the old version's size when its signature was read */
+	uint64_t part_size;     /* ... and the partial's (resume) */
+	uint8_t bases;          /* which of them: BASE_OLD | BASE_PART */
+	struct fs_part_id id;   /* the source version, as the ENTRY said */
 	char *path;             /* local path in the jail, owned */
 	/* a pull's delta (WANT_SIG): the sender's signature, then where each of
 	 * its blocks is in the basis (owned; NULL when whole) */
@@ -39,6 +43,9 @@ struct want {
 	struct delta_sig *nsig;
 	uint64_t *match;
 };
+
+#define BASE_OLD  1u
+#define BASE_PART 2u
 
 /* A delta that did not verify is asked for once more, whole (REDO); its
  * data may come before the wants queued after it. */
@@ -370,22 +377,6 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	return 0;
 }
 
-/* The old version as a basis for a delta: open, regular, the size it had. */
-static int basis_open(int dirfd, const char *name, uint64_t *size)
-{
-	struct stat st;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	*size = (uint64_t)st.st_size;
-	return fd;
-}
-
 /* A changed file with an old version of some size here is asked for as a
  * delta (where this receiver may: a box receiver, unless -W). */
 static int wants_delta(const struct receiver *r, const struct m_entry *e, const struct stat *old,
@@ -397,25 +388,62 @@ static int wants_delta(const struct receiver *r, const struct m_entry *e, const 
 	       (uint64_t)old->st_size / DELTA_MAX_BLOCK <= DELTA_MAX_BLOCKS;
 }
 
-/* WANT, or WANT_DELTA with the signature of the basis (streamed as it is
- * read; nothing of it is kept), or on a pull WANT_SIG: the sender (the box)
- * sends block hashes, this side rolls. A basis that cannot be read: WANT. */
+/* Resume is on unless --no-resume (or -n: nothing is written). */
+static int resume_on(const struct receiver *r)
+{
+	return !(r->o->flags & (REQ_NO_RESUME | REQ_DRY_RUN));
+}
+
+/* Which bases to look for: the old version when it makes a delta worth it,
+ * a partial when this side may ask for a delta at all. */
+static unsigned bases_wanted(const struct receiver *r, const struct want *w, int delta)
+{
+	int may = (r->o->want_delta || r->o->want_sig) && !(r->o->flags & REQ_WHOLE_FILE);
+
+	return (delta ? BASE_OLD : 0) |
+	       (may && resume_on(r) && w->size >= DELTA_MIN_FILE ? BASE_PART : 0);
+}
+
+static unsigned bases_of(const struct basis *b)
+{
+	return (b->fd[0] >= 0 ? BASE_OLD : 0) | (b->fd[1] >= 0 ? BASE_PART : 0);
+}
+
+/* WANT, or WANT_DELTA with the signature of the bases (the old version and
+ * a partial, streamed as they are read; nothing of it is kept), or on a pull
+ * WANT_SIG: the sender (the box) sends block hashes, this side rolls. */
 static int ask(struct receiver *r, struct want *w, const char *name, int delta)
 {
-	uint64_t size = 0;
-	int fd = delta ? basis_open(r->cur_fd, name, &size) : -1;
+	struct basis b;
+	unsigned want = bases_wanted(r, w, delta);
 
-	if (fd >= 0 && r->o->want_sig) {
-		close(fd);
+	basis_init(&b);
+	if (want)
+		resume_open(&b, r->cur_fd, name, want & BASE_OLD, want & BASE_PART, &w->id);
+	uint64_t total = b.size[0] + b.size[1];
+	if (b.fd[1] >= 0 && total / DELTA_MAX_BLOCK > DELTA_MAX_BLOCKS) {
+		close(b.fd[1]);   /* too big together: the old version alone */
+		b.fd[1] = -1;
+		b.size[1] = 0;
+		total = b.size[0];
+	}
+	w->bases = (uint8_t)bases_of(&b);
+	if (b.fd[1] >= 0)
+		log_info("%s: resuming from %llu bytes of an interrupted transfer", w->path,
+			 (unsigned long long)b.size[1]);
+	if (w->bases && r->o->want_sig) {
+		basis_close(&b);
 		w->sig_asked = 1;
 		return conn_send_len(r->c, MSG_WANT_SIG, w->index);
 	}
-	if (fd < 0)
+	if (!w->bases)
 		return conn_send_len(r->c, MSG_WANT, w->index);
-	w->block = delta_block_size(size);
-	w->basis_size = size;
-	int rc = delta_sig_send(r->c, fd, w->index, w->block, size);
-	close(fd);
+	w->block = delta_block_size(total);
+	basis_layout_blocks(&b, w->block);
+	w->basis_size = b.size[0];
+	w->part_size = b.size[1];
+	int rc = delta_sig_send(r->c, &b, w->index);
+	basis_close(&b);
 	return rc;
 }
 
@@ -437,6 +465,10 @@ static int want_push(struct receiver *r, const struct m_entry *e, const char *lp
 	w->size = e->size;
 	w->block = 0;
 	w->basis_size = 0;
+	w->part_size = 0;
+	w->bases = 0;
+	w->id = (struct fs_part_id){ .size = e->size, .mtime_s = e->mtime_s,
+				     .mtime_ns = e->mtime_ns };
 	w->sig_asked = 0;
 	w->nsig = NULL;
 	w->match = NULL;
@@ -672,7 +704,7 @@ static int on_dir_end(struct receiver *r)
 	for (size_t i = 0; r->seen && i < r->local.n; i++) {
 		const char *n = r->local.ents[i].name;
 		/* another session's file in progress is not ours to delete */
-		if (r->seen[i] || fs_is_tmp_name(n))
+		if (r->seen[i] || fs_is_tmp_name(n) || fs_is_partial_name(n))
 			continue;
 		if (path_join(wpath, sizeof wpath, r->cur, n) < 0)
 			snprintf(wpath, sizeof wpath, "%s", n);
@@ -791,22 +823,23 @@ static struct want *sig_want(struct receiver *r, uint32_t index)
 static int plan_pull_delta(struct receiver *r, struct want *w)
 {
 	const char *leaf;
-	uint64_t size = 0;
 	int dfd = data_dirfd(r, w->path, &leaf), rc = 0;
-	int fd = dfd >= 0 ? basis_open(dfd, leaf, &size) : -1;
 	struct msg m = { .type = MSG_NEED };
+	struct basis b;
 
+	basis_init(&b);
+	if (dfd >= 0)
+		resume_open(&b, dfd, leaf, w->bases & BASE_OLD, w->bases & BASE_PART, &w->id);
+	basis_layout_bytes(&b);
 	w->match = malloc(((size_t)w->nsig->n + 1) * sizeof *w->match);
 	if (!w->match)
 		rc = err_set(-ENOMEM, "out of memory");
-	else if (fd < 0)
-		for (uint32_t k = 0; k < w->nsig->n; k++)
-			w->match[k] = DELTA_NO_MATCH;
 	else
-		rc = delta_find_blocks(fd, size, w->nsig, w->match);
-	w->basis_size = size;
-	if (fd >= 0)
-		close(fd);
+		rc = delta_find_blocks(&b, w->nsig, w->match);
+	w->bases = (uint8_t)bases_of(&b);
+	w->basis_size = b.size[0];
+	w->part_size = b.size[1];
+	basis_close(&b);
 	for (uint32_t k = 0; rc == 0 && k < w->nsig->n;) {
 		if (w->match[k] != DELTA_NO_MATCH) {
 			k++;
@@ -907,61 +940,98 @@ static void want_done(struct receiver *r, struct want *w, int redo)
 	meta_apply_ready(r, 0);
 }
 
+/* The bases a delta's data is built from, as its signature or plan saw
+ * them: a piece that went or changed size reads as missing (zeros), the
+ * whole-file hash fails and the file is asked for again, whole. */
+static void reopen_bases(struct receiver *r, const struct want *w, int dfd, const char *leaf,
+			 struct basis *b)
+{
+	basis_init(b);
+	if (dfd >= 0)
+		resume_open(b, dfd, leaf, w->bases & BASE_OLD, w->bases & BASE_PART, &w->id);
+	(void)r;
+	for (int i = 0; i < 2; i++) {
+		uint64_t was = i ? w->part_size : w->basis_size;
+		if (b->fd[i] >= 0 && b->size[i] != was) {
+			close(b->fd[i]);
+			b->fd[i] = -1;
+		}
+		b->size[i] = was;
+	}
+	if (w->match)
+		basis_layout_bytes(b);
+	else
+		basis_layout_blocks(b, w->block);
+}
+
+/* The temporary the data goes to: under the partial name when resume is on
+ * (*stale: another partial holds that name). */
+static int open_target(struct receiver *r, struct afile *f, const struct m_file_begin *fb,
+		       const struct want *w, int dfd, const char *leaf, int *stale)
+{
+	struct fs_part_id id = { .size = fb->size, .mtime_s = fb->mtime_s,
+				 .mtime_ns = fb->mtime_ns };
+
+	*stale = 0;
+	if (dfd < 0 || afile_open(f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
+				  &r->o->writer) < 0) {
+		file_error(r, w->path, err_msg());
+		return 0;
+	}
+	if (resume_on(r) && (off_t)fb->size >= RESUME_MIN)
+		*stale = !afile_make_partial(f, &id);
+	return 1;
+}
+
 /* Receives one file's data into a temporary and commits it. */
 static int receive(struct receiver *r, const struct m_file_begin *fb, struct want *w)
 {
 	struct afile f;
 	const char *leaf, *why = NULL;
 	struct progress *pg = r->h->progress;
-	struct basis b = { .fd = -1, .block = w->block };
-	int have = 0, rc;
+	struct basis b;
+	struct resume rs;
+	int have, stale, rc;
 
 	if (w->sig_asked && !w->match && w->nsig)
 		return err_set(-EBADMSG, "protocol: data for entry %u before its signature ended",
 			       fb->index);
 	int dfd = data_dirfd(r, w->path, &leaf);
-	if (dfd >= 0 && afile_open(&f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
-				   &r->o->writer) == 0)
-		have = 1;
-	else
-		file_error(r, w->path, err_msg());
-	if (w->block && !w->match && dfd >= 0) {
-		uint64_t now = 0;
-		b.fd = basis_open(dfd, leaf, &now);
-		b.nblocks = (uint32_t)(w->basis_size / w->block);
-		if (b.fd >= 0 && now != w->basis_size)   /* changed since its signature */
-			b.nblocks = 0;
-	}
+	basis_init(&b);
+	if (w->block || w->match)
+		reopen_bases(r, w, dfd, leaf, &b);
+	resume_begin(&rs, &b, dfd, leaf);
+	have = open_target(r, &f, fb, w, dfd, leaf, &stale);
 	if (pg)
 		progress_file(pg, w->path, fb->size);
 	if (w->match) {
-		struct delta_plan pl = { .fd = -1, .block = w->nsig->block, .n = w->nsig->n,
+		struct delta_plan pl = { .b = &b, .block = w->nsig->block, .n = w->nsig->n,
 					 .match = w->match };
-		uint64_t now = 0;
-		pl.fd = dfd >= 0 ? basis_open(dfd, leaf, &now) : -1;
-		if (pl.fd < 0 || now != w->basis_size)   /* the basis went or changed: no copies */
-			for (uint32_t k = 0; k < pl.n; k++)
-				w->match[k] = DELTA_NO_MATCH;
 		rc = delta_recv_assembled(r->c, fb, have ? &f : NULL, &pl, r->st, pg, &why);
-		if (pl.fd >= 0)
-			close(pl.fd);
 	} else {
 		rc = filedata_recv(r->c, fb, have ? &f : NULL, w->block ? &b : NULL, r->st, pg,
 				   &why);
 	}
-	if (b.fd >= 0)
-		close(b.fd);
+	basis_close(&b);
 	if (rc == 1) {
 		commit_file(r, &f, fb, dfd, leaf, w->path, fb->size);
+		resume_end(&rs, 0, 0, leaf);
+		if (stale)
+			resume_drop(dfd, leaf);
 		if (pg)
 			progress_file_done(pg);
-	} else if (have) {
-		afile_abort(&f);
-		if (rc == 0 && w->block)
-			rc = redo_push(r, w, why);
-		else if (rc == 0)
-			file_error(r, w->path, why);
+		return 0;
 	}
+	/* interrupted: what arrived stays in the partial; a file that failed
+	 * (or did not verify) leaves nothing, not even the partial it used */
+	off_t kept = have && rc < 0 ? afile_keep(&f, RESUME_MIN) : 0;
+	if (have && rc >= 0)
+		afile_abort(&f);
+	resume_end(&rs, rc < 0 || !have, kept, leaf);
+	if (rc == 0 && have && w->block)
+		rc = redo_push(r, w, why);
+	else if (rc == 0 && have)
+		file_error(r, w->path, why);
 	return rc < 0 ? rc : 0;
 }
 

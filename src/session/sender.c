@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "fs/dirlist.h"
+#include "fs/meta.h"
+#include "fs/partial.h"
 #include "session/delta.h"
 #include "session/filedata.h"
 #include "session/progress.h"
@@ -640,6 +642,9 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 	}
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		/* files in progress and partials (resume) are never shown */
+		if (fs_is_tmp_name(l.ents[i].name) || fs_is_partial_name(l.ents[i].name))
+			continue;
 		if (path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0) {
 			xfer_error(s->st, "%s/%s: path longer than %d bytes, skipped", wpath,
 				   l.ents[i].name, PATH_MAX_WIRE);

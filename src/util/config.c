@@ -29,7 +29,7 @@ enum scope { S_GLOBAL = 1, S_MODULE = 2 };
 
 enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
-	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE,
+	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
 	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION,
 };
 
@@ -51,6 +51,7 @@ static const struct {
 	{ "max unauthenticated per address", K_MAX_UNAUTH_ADDR, S_GLOBAL },
 	{ "timeout",            K_TIMEOUT,    S_GLOBAL },
 	{ "stale temporaries",  K_STALE,      S_GLOBAL },
+	{ "stale partials",     K_STALE_PART, S_GLOBAL },
 	{ "path",               K_PATH,       S_MODULE },
 	{ "comment",            K_COMMENT,    S_MODULE },
 	{ "read only",          K_READ_ONLY,  S_MODULE },
@@ -474,6 +475,10 @@ static int set_key(struct pstate *p, char *line)
 		if (parse_age(val, &g->stale_age) < 0)
 			return err_wrap(-EINVAL, "%s:%d: stale temporaries", p->file, p->line);
 		return 0;
+	case K_STALE_PART:
+		if (parse_age(val, &g->partial_age) < 0)
+			return err_wrap(-EINVAL, "%s:%d: stale partials", p->file, p->line);
+		return 0;
 	case K_PATH:
 		if (!*val)
 			return perr(p, "path: empty", NULL);
@@ -505,6 +510,7 @@ static int set_defaults(struct ferry_config *c)
 	g->handshake_timeout = 10;
 	g->io_timeout = 300;
 	g->stale_age = 24L * 3600;
+	g->partial_age = 7L * 24 * 3600;
 	g->listen = strdup("0.0.0.0");
 	g->log = strdup("stderr");
 	if (!g->listen || !g->log)

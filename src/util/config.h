@@ -35,6 +35,7 @@ struct global_cfg {
 	int handshake_timeout;    /* seconds from accept to an authorized request, default 10 */
 	int io_timeout;           /* "timeout": seconds per record afterwards, default 300 */
 	long stale_age;           /* "stale temporaries": seconds, default 24 h; 0 = no sweep */
+	long partial_age;         /* "stale partials" (resume): seconds, default 7 days; 0 = kept */
 };
 
 struct ferry_config {

@@ -139,6 +139,13 @@ no_temp_files() {
   left=$(find "$1" -name '.ferry-*' | head -n 5)
   [ -z "$left" ] || fail "temporary files left: $left"
 }
+# no_temp_but_partials DIR: the same, except the hidden partial files an
+# interrupted transfer keeps for the next run (resume, fs/partial.h)
+no_temp_but_partials() {
+  local left
+  left=$(find "$1" -name '.ferry-*' ! -name '.ferry-part.*' | head -n 5)
+  [ -z "$left" ] || fail "temporary files left: $left"
+}
 
 # The byte-flipping / line-editing proxy (tests/tools/ferry-proxy.c) between
 # a client and the server. start_proxy ARGS...: one connection, gives up

@@ -9,7 +9,7 @@
 
 AGE=2   # seconds: ctime counts too, and no test can make an old ctime
 write_config
-sed -i "/^\[global\]$/a stale temporaries = ${AGE}s" "$T/ferry.conf"
+sed -i "/^\[global\]$/a stale temporaries = ${AGE}s\nstale partials = $((AGE + 3))s" "$T/ferry.conf"
 deep=$T/mod/a/b/c/d/e/f/g/h
 mkdir -p "$deep" "$T/outside" "$T/mod/.ferry-Dir123.x"
 old=$deep/.ferry-Ab12Cd.big.bin
@@ -19,9 +19,19 @@ echo notes > "$T/mod/.ferry-notes"
 echo almost > "$T/mod/a/.ferry-ab12.short"
 echo outside > "$T/outside/.ferry-Ou56Gh.x"
 ln -s "$T/outside" "$T/mod/a/b/link"
+# partials (resume) have an age of their own: one old enough, one not yet,
+# and one old but locked by a session still writing it
+echo old > "$deep/.ferry-part.gone.bin"
+touch -d '2 days ago' "$deep/.ferry-part.gone.bin"
+echo locked > "$T/mod/a/.ferry-part.busy.bin"
+touch -d '2 days ago' "$T/mod/a/.ferry-part.busy.bin"
+flock "$T/mod/a/.ferry-part.busy.bin" sleep 30 &
+locker=$!
 touch -h -d '2 days ago' "$old" "$deep/.ferry-Lk34Ef.link" "$T/mod/.ferry-notes" \
   "$T/mod/a/.ferry-ab12.short" "$T/outside/.ferry-Ou56Gh.x" "$T/mod/.ferry-Dir123.x"
 sleep $((AGE + 1))
+echo young > "$T/mod/a/b/.ferry-part.young.bin"   # written AGE+1 s before the sweep: kept
+sleep 3
 # A temporary in progress: fresh, or with the source's old mtime already set
 # just before its rename (its ctime is fresh then).
 echo writing > "$T/mod/a/b/.ferry-Fr3sh0.new"
@@ -34,8 +44,12 @@ for _ in $(seq 1 100); do
   grep -q "sweep of module 'm'" "$T/server.log" && break
   sleep 0.05
 done
-grep -q "sweep of module 'm': 2 stale temporaries removed" "$T/server.log" ||
-  fail "the sweep is not logged, or did not remove 2"
+grep -q "sweep of module 'm': 2 stale temporaries removed, 1 stale partials removed" \
+  "$T/server.log" || fail "the sweep is not logged, or did not remove 2 and 1"
+[ ! -e "$deep/.ferry-part.gone.bin" ] || fail "the stale partial is still there"
+[ -f "$T/mod/a/b/.ferry-part.young.bin" ] || fail "the sweep removed a young partial"
+[ -f "$T/mod/a/.ferry-part.busy.bin" ] || fail "the sweep removed a partial being written"
+kill $locker 2> /dev/null || true
 [ ! -e "$old" ] || fail "the stale temporary deep in the module is still there"
 [ ! -L "$deep/.ferry-Lk34Ef.link" ] || fail "the stale temporary symlink is still there"
 for keep in "$T/mod/a/b/.ferry-Fr3sh0.new" "$T/mod/a/b/c/.ferry-Lnd1ng.file" \

@@ -86,6 +86,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.global.max_unauth_per_addr, 4);
 	assert_int_equal(c.global.io_timeout, 300);
 	assert_int_equal(c.global.stale_age, 24 * 3600);
+	assert_int_equal(c.global.partial_age, 7 * 24 * 3600);   /* stale partials */
 	assert_int_equal(c.n_modules, 0);
 	config_free(&c);
 
@@ -270,10 +271,11 @@ static void test_daemon_limits(void **state)
 
 	(void)state;
 	assert_int_equal(parse("max unauthenticated per address = 2\ntimeout = 60\n"
-			       "Stale  Temporaries = 36\n", &c), 0);
+			       "Stale  Temporaries = 36\nstale partials = 3d\n", &c), 0);
 	assert_int_equal(c.global.max_unauth_per_addr, 2);
 	assert_int_equal(c.global.io_timeout, 60);
 	assert_int_equal(c.global.stale_age, 36 * 3600);
+	assert_int_equal(c.global.partial_age, 3 * 24 * 3600);
 	config_free(&c);
 	assert_int_equal(parse("max unauthenticated per address = 0\nstale temporaries = 0\n", &c), 0);
 	assert_int_equal(c.global.max_unauth_per_addr, 0);   /* no cap */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+#include "session/resume.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+static int open_old(int dirfd, const char *name, uint64_t *size)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+int resume_open(struct basis *b, int dirfd, const char *leaf, int old, int part,
+		const struct fs_part_id *id)
+{
+	int discarded = 0;
+
+	basis_init(b);
+	if (old)
+		b->fd[0] = open_old(dirfd, leaf, &b->size[0]);
+	if (part) {
+		b->fd[1] = fs_partial_open(dirfd, leaf, id, &b->size[1], &discarded);
+		if (discarded)
+			log_info("%s: the partial file is of an older version; removed", leaf);
+		if (b->fd[1] >= 0 && (off_t)b->size[1] < RESUME_MIN) {
+			close(b->fd[1]);
+			b->fd[1] = -1;
+		}
+	}
+	return (b->fd[0] >= 0) + (b->fd[1] >= 0);
+}
+
+void resume_begin(struct resume *rs, const struct basis *b, int dirfd, const char *leaf)
+{
+	rs->dirfd = dirfd;
+	rs->aside[0] = '\0';
+	rs->aside_size = 0;
+	if (b->fd[1] >= 0 && fs_partial_set_aside(dirfd, leaf, rs->aside) == 0)
+		rs->aside_size = b->size[1];
+	else
+		rs->aside[0] = '\0';
+}
+
+void resume_end(struct resume *rs, int restore, off_t kept, const char *leaf)
+{
+	char name[256];
+
+	if (!rs->aside[0])
+		return;
+	if (restore && (uint64_t)kept < rs->aside_size && fs_partial_name(name, leaf) == 0) {
+		if (kept)
+			unlinkat(rs->dirfd, name, 0);
+		if (fs_rename_noreplace(rs->dirfd, rs->aside, name) == 0) {
+			rs->aside[0] = '\0';
+			return;
+		}
+	}
+	unlinkat(rs->dirfd, rs->aside, 0);
+	rs->aside[0] = '\0';
+}
+
+void resume_drop(int dirfd, const char *leaf)
+{
+	char name[256];
+
+	if (fs_partial_name(name, leaf) < 0)
+		return;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)   /* nobody writing it */
+		unlinkat(dirfd, name, 0);
+	close(fd);
+}

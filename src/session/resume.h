@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* The receiver's side of resume (docs/DESIGN.md, "Resume"): a file can be
+ * built from the old version and from the partial an earlier, interrupted
+ * transfer of the same source version left (fs/partial.h); the new data is
+ * written under the partial name, so that an interruption keeps it. */
+#ifndef FERRY_SESSION_RESUME_H
+#define FERRY_SESSION_RESUME_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fs/partial.h"
+#include "session/basis.h"
+
+/* A partial smaller than this is not kept (a file this small goes whole). */
+#define RESUME_MIN ((off_t)64 << 10)
+
+/* Opens the bases of dirfd/leaf into b: the old version (a regular file)
+ * when `old`, the partial made for source version id when `part`. Returns
+ * how many it opened; a partial of another version is removed and said so
+ * (with -v). */
+int resume_open(struct basis *b, int dirfd, const char *leaf, int old, int part,
+		const struct fs_part_id *id);
+
+/* While a file arrives, the partial it is built from is moved aside, so
+ * that the new partial can take its name. */
+struct resume {
+	int dirfd;               /* borrowed */
+	char aside[256];         /* the previous partial's temporary name; "" = none */
+	uint64_t aside_size;
+};
+/* Moves b's partial (if any) aside. */
+void resume_begin(struct resume *rs, const struct basis *b, int dirfd, const char *leaf);
+/* After the file: kept = what its new partial kept. The previous partial is
+ * removed, or with `restore` (the transfer was interrupted) put back when it
+ * held more. */
+void resume_end(struct resume *rs, int restore, off_t kept, const char *leaf);
+/* A file committed without resume: a partial of it left over is obsolete. */
+void resume_drop(int dirfd, const char *leaf);
+
+#endif
