@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Nothing lost (issue 11's last target, a short form of the campaign):
+# kill -9 of the client or of the server's session at KILLS random points of
+# a delta push (W3: an old version with 1 MiB changed in the middle) and of a
+# resumed push of a new file (W1), then a pull of each: after every kill the
+# final name holds the old version or the new one, byte for byte, never a
+# mix, and the only ferry file left is the hidden partial; the next run
+# completes. KILLS (default 20) and MIB (default 16) scale it.
+. "$(dirname "$0")/lib.sh"
+
+KILLS=${KILLS:-20}
+MIB=${MIB:-16}
+write_config
+start_server
+src=$T/src
+mkdir -p "$src" "$T/dst"
+
+session_pid() { sed -n 's/.*\] connection, pid \([0-9]*\)$/\1/p' "$T/server.log" | tail -n 1; }
+ferry_bg() {
+  # shellcheck disable=SC2086
+  exec $FERRY_CLIENT "$1" --identity "$T/clienthome/id_ferry" \
+    --known-hosts "$T/clienthome/known_hosts" --accept-new "${@:2}" > /dev/null 2>&1
+}
+
+# one_kill K CMD...: runs CMD in the background, kills the client (even K) or
+# the server's session (odd K) after a random 0.05-1.2 s
+one_kill() {
+  local k=$1 pid spid
+  shift
+  ferry_bg "$@" &
+  pid=$!
+  sleep "$(printf '0.%02d' $((5 + RANDOM % 95)))"
+  [ $((RANDOM % 4)) = 0 ] && sleep 0.2
+  if [ $((k % 2)) = 0 ]; then
+    kill -9 $pid 2> /dev/null || true
+  else
+    spid=$(session_pid)
+    [ -n "$spid" ] && kill -9 "$spid" 2> /dev/null || true
+  fi
+  wait $pid 2> /dev/null || true
+}
+
+# old_or_new FILE OLD NEW: FILE is absent (no OLD), OLD or NEW exactly
+old_or_new() {
+  if [ ! -e "$1" ]; then
+    [ "$2" = none ] || fail "after kill $k: $1 is gone"
+    return 0
+  fi
+  cmp -s "$1" "$3" && return 0
+  [ "$2" != none ] && cmp -s "$1" "$2" && return 0
+  fail "after kill $k: $1 is neither the old nor the new version"
+}
+
+# only_partials DIR: no ferry file but partials (the session may still be closing)
+only_partials() {
+  for _ in $(seq 1 60); do
+    [ -z "$(find "$1" -name '.ferry-*' ! -name '.ferry-part.*')" ] && return 0
+    sleep 0.05
+  done
+  fail "after kill $k: temporaries left: $(find "$1" -name '.ferry-*')"
+}
+
+head -c $((MIB << 20)) /dev/urandom > "$T/w1.old"
+cp "$T/w1.old" "$T/w3.new"
+head -c $((1 << 20)) /dev/urandom |
+  dd of="$T/w3.new" bs=1M seek=$((MIB / 2)) conv=notrunc status=none
+head -c $((MIB << 20)) /dev/urandom > "$T/w1.new"
+BW=$((MIB / 2))M   # about two seconds a run, so the kills land all over it
+
+note "push W3 (a delta against the old version): $KILLS kills"
+mkdir -p "$T/mod/w3"
+cp "$T/w1.old" "$T/mod/w3/f"
+cp "$T/w3.new" "$src/w3"
+for k in $(seq 1 "$KILLS"); do
+  one_kill "$k" push --bwlimit $BW "$src/w3" "$(url m/w3/f)"
+  old_or_new "$T/mod/w3/f" "$T/w1.old" "$T/w3.new"
+  only_partials "$T/mod/w3"
+done
+expect_rc 0 ferry_c push "$src/w3" "$(url m/w3/f)"
+cmp "$T/w3.new" "$T/mod/w3/f" || fail "W3 did not complete"
+no_temp_files "$T/mod/w3"
+
+note "push W1 (a new file, resumed again and again): $KILLS kills"
+mkdir -p "$T/mod/w1"
+cp "$T/w1.new" "$src/w1"
+for k in $(seq 1 "$KILLS"); do
+  one_kill "$k" push --bwlimit $BW "$src/w1" "$(url m/w1/f)"
+  old_or_new "$T/mod/w1/f" none "$T/w1.new"
+  only_partials "$T/mod/w1"
+done
+expect_rc 0 ferry_c push "$src/w1" "$(url m/w1/f)"
+cmp "$T/w1.new" "$T/mod/w1/f" || fail "W1 did not complete"
+no_temp_files "$T/mod/w1"
+
+note "pull W3 and W1: $((KILLS / 2)) kills each"
+cp "$T/w3.new" "$T/mod/w3/f"
+cp "$T/w1.old" "$T/dst/w3"
+for k in $(seq 1 $((KILLS / 2))); do
+  one_kill "$k" pull --bwlimit $BW "$(url m/w3/f)" "$T/dst/w3"
+  old_or_new "$T/dst/w3" "$T/w1.old" "$T/w3.new"
+  only_partials "$T/dst"
+  one_kill "$k" pull --bwlimit $BW "$(url m/w1/f)" "$T/dst/w1"
+  old_or_new "$T/dst/w1" none "$T/w1.new"
+  only_partials "$T/dst"
+done
+expect_rc 0 ferry_c pull "$(url m/w3/f)" "$T/dst/w3"
+expect_rc 0 ferry_c pull "$(url m/w1/f)" "$T/dst/w1"
+cmp "$T/w3.new" "$T/dst/w3" || fail "the W3 pull did not complete"
+cmp "$T/w1.new" "$T/dst/w1" || fail "the W1 pull did not complete"
+no_temp_files "$T/dst"
+grep -E 'runtime error:|Sanitizer|segfault' "$T/server.log" && fail "a crash in the server log"
+echo "PASS"
