@@ -221,7 +221,7 @@ int cmd_pull(int argc, char **argv)
 	struct remote r;
 	struct m_request rq;
 	struct m_accept acc;
-	struct conn c;
+	struct conn c = { 0 };
 	struct view v;
 	struct jail j = { .root_fd = -1 };
 	struct xfer_stats st = { 0 };

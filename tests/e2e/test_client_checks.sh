@@ -144,5 +144,19 @@ echo "   ERROR to a push: client exit $rc"
 [ "$rc" != 0 ] || bad "ERROR to a push: client exit 0"
 clean_output "ERROR to a push" '\x1b]0;pwned\x07\x1b[2Jinternal"'
 
+# Nothing listening: every command says so and exits 10 (a pull once
+# crashed here, freeing a channel it never had).
+note "no server: exit 10 and one line, never a crash"
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$T/nowhere"
+for cmd in "push $T/nowhere/ ferry://127.0.0.1:$closed/m/x" "pull ferry://127.0.0.1:$closed/m/x $T/nowhere/" \
+  "ls ferry://127.0.0.1:$closed/m"; do
+  rc=0
+  # shellcheck disable=SC2086
+  ferry_c $cmd > "$T/nc.out" 2>&1 || rc=$?
+  [ "$rc" = 10 ] || bad "${cmd%% *} with nothing listening: exit $rc, not 10: $(cat "$T/nc.out")"
+  grep -q 'cannot connect' "$T/nc.out" || bad "${cmd%% *}: no 'cannot connect' line"
+done
+
 [ -z "$BAD" ] || fail "checks that failed:$BAD"
 note "ok"
