@@ -487,8 +487,12 @@ static int find_in(int fd, uint64_t size, uint64_t base, const struct index *x,
 			rolled = 1;
 		}
 		int32_t k = find(x, s, roll_sum(&r), win, last + 1);
-		if (k >= 0 && match[k] == DELTA_NO_MATCH) {
-			match[k] = base + pos;
+		/* a window equal to a block found before (a run of zeros) jumps
+		 * too: stepping a byte at a time there hashed every offset of the
+		 * run, and a degenerate basis took minutes */
+		if (k >= 0) {
+			if (match[k] == DELTA_NO_MATCH)
+				match[k] = base + pos;
 			pos += bs;
 			rolled = 0;
 			last = k;

@@ -69,6 +69,33 @@ expect_rc 0 timeout 60 $FERRY_CLIENT push --identity "$T/clienthome/id_ferry" \
 cmp "$S/zeros" "$T/enc/zeros" || fail "degenerate basis: differs"
 [ "$(lit_of)" -lt 400000 ] || fail "degenerate basis: $(lit_of) literal bytes"
 
+note "a pull onto a basis of equal blocks costs the PC about what a normal one does"
+# The PC rolls over its basis: a window equal to a block found before must
+# jump as a match does (stepping a byte at a time hashed every offset of a
+# zero run: a 1 GiB image took minutes). CPU of the client, degenerate
+# against normal, same size, in this run.
+cpu_pull() {   # cpu_pull BASIS: client CPU seconds of a pull of enc/big16 onto it
+  cp "$1" "$T/pulled16"
+  local TIMEFORMAT='%3U %3S' t
+  t=$( { time $FERRY_CLIENT pull --identity "$T/clienthome/id_ferry" \
+    --known-hosts "$T/clienthome/known_hosts" -q "$(url enc/big16)" "$T/pulled16" \
+    > /dev/null 2>&1; } 2>&1 )
+  cmp -s "$T/enc/big16" "$T/pulled16" || fail "pull onto $1: differs"
+  echo "$t" | awk '{ printf "%d\n", ($1 + $2) * 1000 }'
+}
+head -c $((16 << 20)) /dev/zero > "$S/zero16"
+cp "$S/zero16" "$T/enc/big16"
+head -c $((1 << 20)) /dev/urandom | dd of="$T/enc/big16" bs=1M seek=8 conv=notrunc status=none
+head -c $((16 << 20)) /dev/urandom > "$S/rand16"
+cp "$S/rand16" "$S/rand16.new"
+head -c $((1 << 20)) /dev/urandom | dd of="$S/rand16.new" bs=1M seek=8 conv=notrunc status=none
+degen=$(cpu_pull "$S/zero16")
+cp "$S/rand16.new" "$T/enc/big16"
+normal=$(cpu_pull "$S/rand16")
+note "  client CPU: degenerate ${degen} ms, normal ${normal} ms"
+[ "$degen" -le $((normal * 4 + 200)) ] ||
+  fail "a pull onto an all-zero basis took ${degen} ms of CPU, a normal one ${normal} ms"
+
 note "sizes around the block size, and files too small for a delta"
 for size in 65536 65537 131071 131072 131073 262144; do
   head -c $size /dev/urandom > "$S/s$size"
