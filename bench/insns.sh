@@ -11,6 +11,13 @@
 # so start-up, handshake and per-connection costs cancel; "fixed" = insns(1 MiB) minus
 # 1 MiB at that rate. Counts are of the guest's user space only (system calls run in the
 # host kernel) and repeat to 3-4 digits whatever the host's load.
+# W3 cases (dir w3push, w3pull: issue 11's delta, the box's side of it): the file is the
+# old version plus 1 MiB of random data written in its middle; the receiver holds the old
+# version (push: the box, pull: the PC). They are run with a W3_SMALL_MB (2) and an N_MB
+# MiB file, both with that 1 MiB changed, so the rate is the cost per byte of the file that
+# did NOT change (the box reading, hashing and, on a push, rebuilding it) and "fixed" holds
+# the changed MiB along with the handshake. Small sizes stand in for the 1 GiB of run.sh's
+# W3 (qemu runs the box at ~1/50 of native speed); the per-byte rate is what scales.
 #
 # Environment:
 #   FERRY_MIPSEL   ferry binary for the target (required unless CASES has no ferry case)
@@ -18,9 +25,12 @@
 #   QEMU           qemu-mipsel            FERRY   native client, default build/ferry
 #   N_MB           16                     ROUNDS  1 (counts are deterministic)
 #   CASES          "ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push
-#                   ferry-raw:push ferry-raw:pull" (raw = none --no-verify)
-#                  (no AES-GCM: libsodium has it only on x86 with AES-NI)
-#   RSYNC_MIPSEL   a target rsync binary; adds rsyncd:push rsyncd:pull. RSYNC_SYSROOT is its
+#                   ferry-raw:push ferry-raw:pull ferry-chacha:w3push ferry-chacha:w3pull"
+#                  (raw = none --no-verify; no AES-GCM: libsodium has it only on x86 with
+#                  AES-NI)
+#   W3_SMALL_MB    2: the smaller file of the W3 cases (at least 2: 1 MiB of it changes)
+#   RSYNC_MIPSEL   a target rsync binary; adds rsyncd:push rsyncd:pull rsyncd:w3push
+#                  rsyncd:w3pull. RSYNC_SYSROOT is its
 #                  qemu -L root (default SYSROOT; vrouter/setup.sh puts rsync in its sysroots)
 #   INSN_CACHE     where the plugin is built, default bench/out/qemu-plugin. The first run
 #                  fetches Debian's qemu source package with `apt-get source` (private apt
@@ -36,8 +46,11 @@ QEMU=${QEMU:-qemu-mipsel}
 SYSROOT=${SYSROOT:-${VR_SYSROOT_MIPSEL:-}}
 N_MB=${N_MB:-16}
 CASES_SET=${CASES:+1}
-CASES=${CASES:-"ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push ferry-raw:push ferry-raw:pull"}
-[ -n "${RSYNC_MIPSEL:-}" ] && [ -z "${CASES_SET:-}" ] && CASES+=" rsyncd:push rsyncd:pull"
+CASES=${CASES:-"ferry-chacha:push ferry-chacha:pull ferry-int:push ferry-none:push ferry-raw:push ferry-raw:pull ferry-chacha:w3push ferry-chacha:w3pull"}
+[ -n "${RSYNC_MIPSEL:-}" ] && [ -z "${CASES_SET:-}" ] && CASES+=" rsyncd:push rsyncd:pull rsyncd:w3push rsyncd:w3pull"
+W3_SMALL_MB=${W3_SMALL_MB:-2}
+case $CASES in *:w3p*) [ "$W3_SMALL_MB" -ge 2 ] && [ "$N_MB" -gt "$W3_SMALL_MB" ] ||
+  { echo "insns.sh: the W3 cases need 2 <= W3_SMALL_MB < N_MB" >&2; exit 2; } ;; esac
 CACHE=${INSN_CACHE:-$BENCH/out/qemu-plugin}
 PORT_BASE=${PORT_BASE:-61000}
 P_FERRY=$((PORT_BASE + 80)); P_RSYNC=$((PORT_BASE + 73))
@@ -98,11 +111,19 @@ cleanup() {
 } 2>/dev/null
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-mount -t tmpfs -o size=$((N_MB * 4 + 256))m fb "$D" || die "tmpfs"
-mkdir -p "$D/src" "$D/srv" "$D/cli" "$T/home"
+mount -t tmpfs -o size=$((N_MB * 8 + 256))m fb "$D" || die "tmpfs"
+mkdir -p "$D/src/w3" "$D/srv" "$D/cli" "$T/home"
 export FERRY_HOME=$T/home
 openssl rand 1048576 > "$D/src/f1.bin"
 openssl rand $((N_MB * 1048576)) > "$D/src/f$N_MB.bin"
+case $CASES in *:w3p*)             # W3: old versions in src/, new ones (1 MiB changed) in src/w3/
+  openssl rand $((W3_SMALL_MB * 1048576)) > "$D/src/f$W3_SMALL_MB.bin"
+  for mb in "$W3_SMALL_MB" "$N_MB"; do
+    cp "$D/src/f$mb.bin" "$D/src/w3/f$mb.bin"
+    openssl rand 1048576 | dd of="$D/src/w3/f$mb.bin" bs=1M seek=$((mb / 2)) conv=notrunc status=none
+    touch -d '+1 hour' "$D/src/w3/f$mb.bin"
+  done ;;
+esac
 if [ "$need_ferry" = 1 ]; then
   "$FERRY" keygen -f "$T/id" </dev/null >/dev/null || die "ferry keygen"
   cat > "$T/ferry.conf" <<EOF
@@ -130,12 +151,17 @@ waitport() {  # waitport PORT: until it listens (10 s)
 }
 
 run_case() {  # run_case TOOL DIR MB -> total guest insns of the server tree
-  local tool=$1 dir=$2 f=f$3.bin cnt=$T/count srv cli o=()
+  local tool=$1 dir=$2 f=f$3.bin cnt=$T/count srv cli o=() sf want
   rm -rf "$cnt"; mkdir -p "$cnt"; rm -rf "$D/srv/x" "$D/cli/x"; mkdir -p "$D/srv/x" "$D/cli/x"
+  want=$D/src/$f sf=$f
+  case $dir in   # W3: the new version is sent, the receiver holds the old one
+    w3push) want=$D/src/w3/$f sf=w3/$f; cp -p "$D/src/$f" "$D/srv/x/$f" ;;
+    w3pull) want=$D/src/w3/$f sf=w3/$f; cp -p "$D/src/$f" "$D/cli/x/$f" ;;
+  esac
   case $tool in
     rsyncd) srv=("${RSYNC_MIPSEL}" --daemon --no-detach --config="$T/rsyncd.conf" --address=127.0.0.1 --port="$P_RSYNC")
-            [ "$dir" = push ] && cli=(rsync -a "$D/src/$f" "rsync://127.0.0.1:$P_RSYNC/bench/srv/x/") ||
-              cli=(rsync -a "rsync://127.0.0.1:$P_RSYNC/bench/src/$f" "$D/cli/x/") ;;
+            case $dir in *push) cli=(rsync -a "$D/src/$sf" "rsync://127.0.0.1:$P_RSYNC/bench/srv/x/") ;;
+              *) cli=(rsync -a "rsync://127.0.0.1:$P_RSYNC/bench/src/$sf" "$D/cli/x/") ;; esac ;;
     ferry-*) srv=("$FERRY_MIPSEL" serve --config "$T/ferry.conf")
       o=(-q --identity "$T/id" --known-hosts "$T/known_hosts" --accept-new)
       case $tool in
@@ -145,8 +171,8 @@ run_case() {  # run_case TOOL DIR MB -> total guest insns of the server tree
         ferry-none) o+=(--protection none) ;;
         ferry-raw) o+=(--protection none --no-verify) ;;
       esac
-      [ "$dir" = push ] && cli=("$FERRY" push "${o[@]}" "$D/src/$f" "ferry://127.0.0.1:$P_FERRY/bench/srv/x/") ||
-        cli=("$FERRY" pull "${o[@]}" "ferry://127.0.0.1:$P_FERRY/bench/src/$f" "$D/cli/x/") ;;
+      case $dir in *push) cli=("$FERRY" push "${o[@]}" "$D/src/$sf" "ferry://127.0.0.1:$P_FERRY/bench/srv/x/") ;;
+        *) cli=("$FERRY" pull "${o[@]}" "ferry://127.0.0.1:$P_FERRY/bench/src/$sf" "$D/cli/x/") ;; esac ;;
     *) die "unknown tool $tool" ;;
   esac
   local root=$SYSROOT; [ "$tool" = rsyncd ] && root=${RSYNC_SYSROOT:-$SYSROOT}
@@ -155,8 +181,8 @@ run_case() {  # run_case TOOL DIR MB -> total guest insns of the server tree
   waitport "$([ "$tool" = rsyncd ] && echo "$P_RSYNC" || echo "$P_FERRY")" ||
     { log "$tool server did not start"; return 1; }
   timeout 600 "${cli[@]}" </dev/null >>"$OUT/client.log" 2>&1 || { log "$tool $dir client failed"; return 1; }
-  local got=$D/srv/x/$f; [ "$dir" = pull ] && got=$D/cli/x/$f
-  cmp -s "$D/src/$f" "$got" || { log "$tool $dir: copy differs"; return 1; }
+  local got=$D/srv/x/$f; case $dir in *pull) got=$D/cli/x/$f ;; esac
+  cmp -s "$want" "$got" || { log "$tool $dir: copy differs"; return 1; }
   sleep 0.3                          # let per-connection children exit and report
   kill -TERM -- -"$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null; SRV=""
   ls "$cnt"/c.* >/dev/null 2>&1 || { log "$tool $dir: no counts"; return 1; }
@@ -165,16 +191,17 @@ run_case() {  # run_case TOOL DIR MB -> total guest insns of the server tree
 }
 
 {
-  echo "| server (qemu-mipsel, $(basename "$SYSROOT")) | dir | insns, 1 MiB | insns, $N_MB MiB | insns/byte | fixed, M insns |"
+  echo "| server (qemu-mipsel, $(basename "$SYSROOT")) | dir | insns, 1 MiB (W3: $W3_SMALL_MB MiB) | insns, $N_MB MiB | insns/byte | fixed, M insns |"
   echo "|---|---|---|---|---|---|"
 } > "$OUT/table.md"
 for c in $CASES; do
-  tool=${c%%:*} dir=${c#*:}
-  a=$(run_case "$tool" "$dir" 1) && b=$(run_case "$tool" "$dir" "$N_MB") || { echo "| $tool | $dir | failed | | | |" >> "$OUT/table.md"; continue; }
-  awk -v t="$tool" -v d="$dir" -v a="$a" -v b="$b" -v n="$N_MB" 'BEGIN {
-    pb = (b - a) / ((n - 1) * 1048576); fx = a - pb * 1048576
+  tool=${c%%:*} dir=${c#*:} small=1
+  case $dir in w3p*) small=$W3_SMALL_MB ;; esac
+  a=$(run_case "$tool" "$dir" "$small") && b=$(run_case "$tool" "$dir" "$N_MB") || { echo "| $tool | $dir | failed | | | |" >> "$OUT/table.md"; continue; }
+  awk -v t="$tool" -v d="$dir" -v a="$a" -v b="$b" -v n="$N_MB" -v m="$small" 'BEGIN {
+    pb = (b - a) / ((n - m) * 1048576); fx = a - pb * m * 1048576
     printf "| %s | %s | %.0f | %.0f | %.2f | %.1f |\n", t, d, a, b, pb, fx / 1e6 }' >> "$OUT/table.md"
-  log "$tool $dir: 1 MiB $a, $N_MB MiB $b"
+  log "$tool $dir: $small MiB $a, $N_MB MiB $b"
 done
 cat "$OUT/table.md"
 echo
