@@ -11,7 +11,7 @@ CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
 
 # Debian packages the build and the tests need (the cross toolchain is
 # installed by scripts/cross/setup-sysroot.sh when the MIPS tests run).
-DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libssl-dev libcmocka-dev rsync \
+DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libzstd-dev libssl-dev libcmocka-dev rsync \
        clang libclang-rt-dev iproute2 procps python3 util-linux
 
 .PHONY: all deps build test demo check asan clang fuzz cross-mips cross-mips-big cross-musl packaging bench bench-smoke static clean
@@ -54,7 +54,7 @@ fuzz: deps
 # The e2e subset that runs emulated (three ways: both ends emulated, and each
 # end emulated against the native other): what depends on the CPU (byte order,
 # 32-bit sizes, the cipher without AES instructions, the jail's syscalls).
-CROSS_E2E ?= tree sparse delete interrupt protection escape auth deep evil_memory delta resume
+CROSS_E2E ?= tree sparse delete interrupt protection escape auth deep evil_memory delta resume compress
 cross-mips: build
 	@FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
 	  FERRY_E2E_TESTS="$(foreach t,$(CROSS_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \

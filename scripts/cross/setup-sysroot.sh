@@ -5,17 +5,17 @@
 # Debian 12 x86-64 host, cached under .cross/ (FERRY_CROSS_DIR):
 #   - host packages: cross gcc, libc6-dev-ARCH-cross, qemu-user (apt-get
 #     install when missing and we are root; FERRY_CROSS_NO_APT=1 forbids it)
-#   - .cross/sysroot-ARCH: the target's libc, libsodium, libxxhash and cmocka
+#   - .cross/sysroot-ARCH: the target's libc, libsodium, libxxhash, libzstd and cmocka
 #       mipsel/armhf/aarch64: Debian bookworm .debs fetched with a *private*
 #         apt configuration (.cross/apt-ARCH, --download-only) and unpacked with
 #         dpkg-deb -x. The system's dpkg architectures and /etc/apt are never
 #         touched (no dpkg --add-architecture).
 #       mips (big-endian): Debian has no such port. The sysroot's lib/ is the
 #         host's cross glibc (/usr/mips-linux-gnu/lib, from libc6-dev-mips-cross)
-#         and libsodium, xxhash and cmocka are built from Debian's *source*
+#         and libsodium, xxhash, zstd and cmocka are built from Debian's *source*
 #         packages (private deb-src list, apt-get source) with the cross gcc.
 #       mipsel-musl: Debian's mipsel musl-dev .deb (unpacked as above) and the
-#         same three libraries built from source against it, static + shared.
+#         same four libraries built from source against it, static + shared.
 # Re-running is cheap: a sysroot whose stamp matches this script's recipe is
 # kept. FERRY_CROSS_FORCE=1 rebuilds it. FERRY_CROSS_EXTRA_PKGS adds Debian
 # packages to the Debian sysroots (e.g. "libssl-dev" for -DFERRY_OPENSSL=ON).
@@ -25,8 +25,8 @@ set -euo pipefail
 
 [ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
 
-RECIPE_VERSION=7
-DEB_PKGS="libc6-dev libsodium-dev libxxhash-dev libcmocka-dev ${FERRY_CROSS_EXTRA_PKGS:-}"
+RECIPE_VERSION=8
+DEB_PKGS="libc6-dev libsodium-dev libxxhash-dev libzstd-dev libcmocka-dev ${FERRY_CROSS_EXTRA_PKGS:-}"
 
 # ------------------------------------------------------------ private apt
 apt_opts() {  # $1 = debian arch, or "src" for the deb-src tree
@@ -93,7 +93,7 @@ debian_sysroot() {
 fetch_sources() {  # unpacked Debian source trees in .cross/src/
   local D=$FERRY_CROSS_DIR/src p
   mkdir -p "$D"
-  for p in libsodium xxhash cmocka; do
+  for p in libsodium xxhash libzstd cmocka; do
     if ! ls -d "$D/$p"-*/ >/dev/null 2>&1; then
       apt_init src
       cross_log "apt-get source $p"
@@ -105,7 +105,7 @@ fetch_sources() {  # unpacked Debian source trees in .cross/src/
 }
 srcdir_of() { ls -d "$FERRY_CROSS_DIR/src/$1"-*/ | head -1; }
 
-# The three libraries from Debian's source trees, static and shared, built
+# The four libraries from Debian's source trees, static and shared, built
 # with compiler $CC (a command without arguments) and $LIBCFLAGS into sysroot
 # $S (prefix /usr, libdir /usr/lib), work dir $B.
 build_libsodium() {
@@ -147,6 +147,39 @@ Cflags: -I\${includedir}
 PC
 }
 
+# zstd's library only (no programs, no legacy formats, no threads, no
+# x86 assembly), compiled file by file as xxhash is: what -z needs.
+build_zstd() {
+  local Z zv tr o c objs=(); Z=$(srcdir_of libzstd); tr=$(cross_triplet "$A")
+  cross_log "$A: libzstd (lib/{common,compress,decompress}/*.c -> libzstd.a + libzstd.so.1)"
+  mkdir -p "$B/zstd"
+  for c in "$Z"/lib/common/*.c "$Z"/lib/compress/*.c "$Z"/lib/decompress/*.c; do
+    o=$B/zstd/$(basename "$(dirname "$c")")-$(basename "$c" .c).o
+    # shellcheck disable=SC2086
+    "$CC" $LIBCFLAGS -fPIC -DZSTD_LEGACY_SUPPORT=0 -DZSTD_DISABLE_ASM \
+      -I"$Z/lib" -I"$Z/lib/common" -c "$c" -o "$o" 2>>"$B/zstd.log" ||
+      { tail -20 "$B/zstd.log" >&2; cross_die "zstd: $c failed"; }
+    objs+=("$o")
+  done
+  "$tr-ar" rcs "$S/usr/lib/libzstd.a" "${objs[@]}" &&
+  "$CC" -shared -Wl,-soname,libzstd.so.1 -o "$S/usr/lib/libzstd.so.1" "${objs[@]}" &&
+  ln -sf libzstd.so.1 "$S/usr/lib/libzstd.so" || cross_die "zstd link failed"
+  cp "$Z"/lib/zstd.h "$Z"/lib/zstd_errors.h "$Z"/lib/zdict.h "$S/usr/include/"
+  zv=$(sed -n 's/^#define ZSTD_VERSION_\(MAJOR\|MINOR\|RELEASE\) *\([0-9]*\).*/\2/p' "$Z/lib/zstd.h" |
+       paste -sd.)
+  cat > "$S/usr/lib/pkgconfig/libzstd.pc" <<PC
+prefix=/usr
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: zstd
+Description: fast lossless compression algorithm library (cross-built from Debian's source package)
+Version: ${zv}
+Libs: -L\${libdir} -lzstd
+Cflags: -I\${includedir}
+PC
+}
+
 build_cmocka() {
   cross_log "$A: cmocka (cmake)"
   cmake -S "$(srcdir_of cmocka)" -B "$B/cmocka" -DCMAKE_SYSTEM_NAME=Linux \
@@ -167,6 +200,7 @@ build_sources() {  # A S B CC LIBCFLAGS set by the caller
   mkdir -p "$S/usr/lib/pkgconfig" "$S/usr/include" "$B"
   build_libsodium
   build_xxhash
+  build_zstd
   build_cmocka
   # .pc files say prefix=/usr: the toolchain file sets PKG_CONFIG_SYSROOT_DIR.
   sed -i 's#^prefix=.*#prefix=/usr#' "$S"/usr/lib/pkgconfig/*.pc

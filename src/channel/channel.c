@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -196,6 +197,13 @@ static ssize_t in_read_once(struct channel *c)
 	return n;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int chan_flush(struct channel *c)
 {
 	struct pace pc = { 0 };
@@ -219,7 +227,10 @@ int chan_flush(struct channel *c)
 		short ev = POLLOUT;
 		if (!c->eof && !c->error && c->in_w < c->in_lim)
 			ev |= POLLIN;
-		if ((rc = io_wait(c->fd, ev, pace_deadline(c, &pc), &rev, "channel")) < 0)
+		uint64_t t0 = mono_ns();
+		rc = io_wait(c->fd, ev, pace_deadline(c, &pc), &rev, "channel");
+		c->st.wait_out_ns += mono_ns() - t0;
+		if (rc < 0)
 			return rc;
 		/* Bytes the peer sends meanwhile count as progress too: it may be
 		 * flushing to us before it reads. */

@@ -110,7 +110,11 @@ int chan_flush(struct channel *c);
 int chan_readable(struct channel *c);
 
 /* Counters for -v and the benchmark. */
-struct chan_stats { uint64_t bytes_in, bytes_out, records_in, records_out, rekeys; };
+struct chan_stats {
+	uint64_t bytes_in, bytes_out, records_in, records_out, rekeys;
+	uint64_t wait_out_ns;   /* time spent waiting for the socket to take output (the
+				 * link's pace, for compression's auto rule) */
+};
 void chan_get_stats(const struct channel *c, struct chan_stats *st);
 
 #endif

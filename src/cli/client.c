@@ -13,6 +13,8 @@
 
 #include "channel/keys.h"
 #include "cli/cli.h"
+#include "proto/zchunk.h"
+#include "session/zdata.h"
 #include "util/config.h"
 #include "util/err.h"
 
@@ -265,6 +267,12 @@ static int check_accept(const struct remote *r, const struct m_request *rq,
 {
 	char why[160];
 
+	if ((acc->flags & ACC_COMPRESS) && !(rq->flags & REQ_COMPRESS)) {
+		die_msg("%s: protocol error: the server turned on compression, which was not asked for",
+			r->display);
+		conn_fail(c, REF_PROTOCOL, "compression was not asked for");
+		return EXIT_PROTOCOL;
+	}
 	if (acc->protection >= rq->protection)
 		return 0;
 	snprintf(why, sizeof why, "protection '%s' was asked for, the server answered '%s'",
@@ -286,6 +294,15 @@ static void show_accept(const struct client_opts *o, const struct m_request *rq,
 		acc->comment[0] ? ": " : "", peer_quote(q, sizeof q, acc->comment),
 		acc->protection != PROT_NONE ? prot_name(acc->protection) :
 		c->verify ? "none (whole-file hash checked)" : "none, unverified");
+	if (!(rq->flags & REQ_COMPRESS))
+		return;
+	if (!(acc->flags & ACC_COMPRESS))
+		fprintf(stderr, "ferry: module '%s' does not compress: -z has no effect\n", rq->module);
+	else
+		fprintf(stderr, "ferry: compression: zstd%s%s\n",
+			acc->flags & ACC_COMPRESS_AUTO ? ", only while the link is slower than the "
+			"compressor (the module's compress = auto)" : "",
+			rq->op == OP_PUSH ? "" : ", by the server");
 }
 
 /* "HOST:7883/backup" reads as module "7883" on the default port; when the
@@ -332,6 +349,8 @@ static int judge_answer(const struct remote *r, const struct client_opts *o,
 	*acc = m->u.accept;
 	conn_set_protection(c, acc->protection, rq->flags);
 	ratelimit_init(&c->rl, o->bwlimit);
+	if (zdata_setup(c, acc->flags, rq->op == OP_PUSH, o->compress_level) < 0)
+		return die_msg("%s", err_msg()), EXIT_LOCAL;
 	show_accept(o, rq, acc, c);
 	return 0;
 }

@@ -18,6 +18,7 @@ struct client_opts {
 	int timeout_ms;
 	uint64_t bwlimit;          /* bytes/s */
 	int family;                /* -4 / -6: 4 or 6; 0 = either */
+	int compress_level;        /* -z: what this side compresses with; 0 = the default */
 };
 
 /* Connects and authenticates; on success c->ch is set and the server's

@@ -18,6 +18,7 @@
 #include "cli/view.h"
 #include "session/receiver.h"
 #include "session/sender.h"
+#include "session/zdata.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -180,6 +181,7 @@ int cmd_push(int argc, char **argv)
 		rc = view_finish(&v, s, &st, "sent", r.display, c.ch, c.peer_code);
 		view_close(&v);
 	}
+	zdata_free(&c);
 	if (c.ch)
 		chan_free(c.ch);
 	for (int i = 0; i < nopen; i++)
@@ -258,6 +260,7 @@ int cmd_pull(int argc, char **argv)
 		rc = view_finish(&v, s, &st, "received", r.display, c.ch, c.peer_code);
 		view_close(&v);
 	}
+	zdata_free(&c);
 	if (c.ch)
 		chan_free(c.ch);
 	jail_close(&j);
@@ -318,6 +321,7 @@ int cmd_ls(int argc, char **argv)
 	struct xfer_hooks h = { .entry = on_entry };
 	rc = receiver_list(&c, &h);
 	fflush(stdout);
+	zdata_free(&c);
 	chan_free(c.ch);
 	if (rc < 0) {
 		char q[4 * MSG_MAX_TEXT + 8];

@@ -70,6 +70,8 @@ static int cmd_help(int argc, char **argv)
 	       "  -h, --human-readable    sizes in K, M, G (-hh: powers of 1024)\n"
 	       "      --stats             counts and bytes at the end\n"
 	       "      --log-file FILE     append what was done to FILE\n"
+	       "  -z, --compress          zstd-compress file data when the module allows it\n"
+	       "      --compress-level=N  1..19 (default 3; 0: do not compress)\n"
 	       "      --bwlimit RATE      KiB/s, or with a K/M/G suffix\n"
 	       "      --timeout SECS      I/O timeout (default 30)\n"
 	       "      --port PORT         the daemon's port (default 7873)\n"

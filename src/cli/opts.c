@@ -16,6 +16,7 @@
 #include "fs/jail.h"
 #include "util/chmod.h"
 #include "cli/cli.h"
+#include "proto/zchunk.h"
 #include "session/progress.h"
 #include "util/config.h"
 #include "util/err.h"
@@ -27,7 +28,7 @@ enum action { OWN, SAME, REFUSE };
 enum {
 	O_INFO = 256, O_DEBUG, O_STDERR, O_BACKUP_DIR, O_SUFFIX, O_CHMOD, O_EXISTING,
 	O_IGNORE_EXISTING, O_DELETE, O_IGNORE_MISSING, O_TIMEOUT, O_SIZE_ONLY, O_PORT,
-	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE,
+	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -47,7 +48,7 @@ struct rflag {
 #define LATER_META "owners, groups, devices, hard links, ACLs and xattrs are not kept yet"
 #define LATER_FILTER "filter rules are not implemented yet"
 #define LATER_DELTA "ferry chooses its delta blocks itself (about the square root of the size)"
-#define LATER_ZSTD "compression is not implemented yet"
+#define ZSTD_ONLY "ferry compresses with zstd only (-z, --compress-level)"
 #define ATOMIC "ferry writes every file to a temporary beside it and renames it into place"
 #define LATER_SNAP "versioned backups will be a module option on the box"
 
@@ -169,14 +170,17 @@ static const struct rflag rsync_flags[] = {
 	{ "compare-dest", 0, 1, REFUSE, 0, LATER_SNAP },
 	{ "copy-dest", 0, 1, REFUSE, 0, LATER_SNAP },
 	{ "link-dest", 0, 1, REFUSE, 0, LATER_SNAP },
-	{ "compress", 'z', 0, REFUSE, 0, LATER_ZSTD },
-	{ "compress-choice", 0, 1, REFUSE, 0, LATER_ZSTD },
-	{ "zc", 0, 1, REFUSE, 0, LATER_ZSTD },
-	{ "compress-level", 0, 1, REFUSE, 0, LATER_ZSTD },
-	{ "zl", 0, 1, REFUSE, 0, LATER_ZSTD },
-	{ "compress-threads", 0, 1, REFUSE, 0, LATER_ZSTD },
-	{ "zt", 0, 1, REFUSE, 0, LATER_ZSTD },
-	{ "skip-compress", 0, 1, REFUSE, 0, LATER_ZSTD },
+	{ "compress", 'z', 0, OWN, 'z', NULL },
+	{ "compress-choice", 0, 1, REFUSE, 0, ZSTD_ONLY },
+	{ "zc", 0, 1, REFUSE, 0, ZSTD_ONLY },
+	{ "compress-level", 0, 1, OWN, O_ZLEVEL, NULL },
+	{ "zl", 0, 1, OWN, O_ZLEVEL, NULL },
+	{ "compress-threads", 0, 1, REFUSE, 0, "ferry compresses in the sending thread, one "
+	  "independent chunk at a time" },
+	{ "zt", 0, 1, REFUSE, 0, "ferry compresses in the sending thread, one independent chunk "
+	  "at a time" },
+	{ "skip-compress", 0, 1, REFUSE, 0, "ferry finds incompressible data itself: a chunk that "
+	  "does not shrink by 3 % goes raw, and the file backs off" },
 	{ "cvs-exclude", 'C', 0, REFUSE, 0, LATER_FILTER },
 	{ "filter", 'f', 1, REFUSE, 0, LATER_FILTER },
 	{ NULL, 'F', 0, REFUSE, 0, LATER_FILTER },
@@ -356,6 +360,14 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'n': x->flags |= REQ_DRY_RUN; break;
 	case 'I': x->flags |= REQ_IGNORE_TIMES; break;
 	case 'W': x->flags |= REQ_WHOLE_FILE; break;
+	case 'z': x->flags |= REQ_COMPRESS; break;
+	case O_ZLEVEL:
+		if (parse_number(optarg, 0, ZCHUNK_LEVEL_MAX, &v) < 0)
+			return bad(cmd, "--compress-level=%s: 1 to %d (0: do not compress)", optarg,
+				   ZCHUNK_LEVEL_MAX);
+		x->zlevel = (int)v;
+		x->zlevel_set = 1;
+		break;
 	case O_NO_WHOLE: x->flags &= ~REQ_WHOLE_FILE; break;
 	case 'h': x->human++; break;
 	case 'i': x->itemize = 1; break;
@@ -464,6 +476,12 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 	if ((x->flags & REQ_NO_VERIFY) && x->co.protection != PROT_NONE)
 		return bad(cmd, "--no-verify goes with --protection none (encrypt and integrity "
 			   "always verify every record)");
+	/* as rsync: a level implies -z, and level 0 means no compression */
+	if (x->zlevel_set && x->zlevel)
+		x->flags |= REQ_COMPRESS;
+	else if (x->zlevel_set)
+		x->flags &= ~REQ_COMPRESS;
+	x->co.compress_level = x->zlevel;
 	if (x->suffix && !(x->flags & REQ_BACKUP))
 		return bad(cmd, "--suffix goes with --backup or --backup-dir");
 	log_init("ferry", x->co.quiet ? LOG_ERR : x->co.verbose > 1 ? LOG_DEBUG : LOG_WARN, 0);

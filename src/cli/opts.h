@@ -25,6 +25,7 @@ struct xfer_cli {
 	const char *chmod;          /* --chmod, checked */
 	unsigned port;              /* --port; 0 = as the remote path says */
 	int recursive;              /* -r or -a given: ls lists the whole tree */
+	int zlevel, zlevel_set;     /* --compress-level */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

@@ -24,6 +24,7 @@ const char *msg_type_name(uint8_t type)
 	case MSG_HOLE: return "HOLE";
 	case MSG_FILE_END: return "FILE_END";
 	case MSG_COPY: return "COPY";
+	case MSG_ZDATA: return "ZDATA";
 	case MSG_WANT_DELTA: return "WANT_DELTA";
 	case MSG_SIG: return "SIG";
 	case MSG_REDO: return "REDO";
@@ -79,7 +80,8 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.accept.protection = rd_u8(r);
 		m->u.accept.flags = rd_u32(r);
 		rd_str(r, m->u.accept.comment, MSG_MAX_NAME);
-		if (m->u.accept.protection > 2)
+		if (m->u.accept.protection > 2 || (m->u.accept.flags & ~ACC_KNOWN) ||
+		    (m->u.accept.flags & (ACC_COMPRESS | ACC_COMPRESS_AUTO)) == ACC_COMPRESS_AUTO)
 			r->err = -EBADMSG;
 		break;
 	case MSG_REFUSE:
@@ -126,6 +128,13 @@ static void rd_fields(struct rd *r, struct msg *m)
 	case MSG_HOLE:
 		m->u.len.len = rd_u64(r);
 		if (m->u.len.len == 0 || m->u.len.len > (uint64_t)INT64_MAX)
+			r->err = -EBADMSG;
+		break;
+	case MSG_ZDATA:
+		m->u.zdata.raw_len = rd_u32(r);
+		m->u.zdata.zlen = rd_u32(r);
+		if (!m->u.zdata.raw_len || m->u.zdata.raw_len > ZDATA_MAX_RAW ||
+		    !m->u.zdata.zlen || m->u.zdata.zlen > ZDATA_MAX_ZLEN)
 			r->err = -EBADMSG;
 		break;
 	case MSG_FILE_END:
@@ -284,6 +293,10 @@ static void wr_fields(struct wr *w, const struct msg *m)
 	case MSG_DATA:
 	case MSG_HOLE:
 		wr_u64(w, m->u.len.len);
+		break;
+	case MSG_ZDATA:
+		wr_u32(w, m->u.zdata.raw_len);
+		wr_u32(w, m->u.zdata.zlen);
 		break;
 	case MSG_FILE_END:
 		wr_u8(w, m->u.file_end.status);

@@ -34,6 +34,15 @@
 #define SIG_MAX_BLOCKS 4096u
 #define SIG_ENTRY_LEN 12u
 
+/* Compressed file data (docs/PROTOCOL.md, 4.5): one independent zstd frame
+ * per ZDATA, of at most ZDATA_MAX_RAW bytes of the file; its compressed
+ * length never exceeds zstd's bound for that (ZSTD_COMPRESSBOUND(128 KiB),
+ * checked against zstd.h in src/proto/zchunk.c), and its window is at most
+ * 2^ZDATA_WINDOW_LOG bytes, so a box decodes in a fixed few hundred KiB. */
+#define ZDATA_MAX_RAW (128u << 10)
+#define ZDATA_MAX_ZLEN (ZDATA_MAX_RAW + (ZDATA_MAX_RAW >> 8))
+#define ZDATA_WINDOW_LOG 17
+
 /* A control message never exceeds this: the largest is a full SIG (a
  * REQUEST with every string at its limit is about 9 KiB); both fit in one
  * channel record (65519 bytes). */
@@ -51,6 +60,11 @@ enum msg_type {
 	MSG_WANT_SIG = 0x37, MSG_FILE_SIG = 0x38, MSG_NEED = 0x39, MSG_NEED_END = 0x3a,
 	MSG_ERROR = 0x40,
 };
+
+/* ACCEPT flags: what the server decided for the session. */
+#define ACC_COMPRESS  0x01u   /* -z asked and the module compresses: the sender may send ZDATA */
+#define ACC_COMPRESS_AUTO 0x02u /* with ACC_COMPRESS: only while the link is slower than the compressor */
+#define ACC_KNOWN     0x03u
 
 enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 
@@ -132,6 +146,9 @@ struct m_dir_meta { uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; char path
 struct m_totals { uint64_t files, bytes; };
 struct m_file_begin { uint32_t index; uint64_t size; uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; };
 struct m_len { uint64_t len; };                                      /* DATA, HOLE */
+/* ZDATA: raw_len bytes of the file, as one zstd frame of zlen bytes that
+ * follow as file data (like DATA's bytes). */
+struct m_zdata { uint32_t raw_len, zlen; };
 struct m_file_end { uint8_t status, has_hash; uint8_t hash[MSG_HASH_LEN]; };
 struct m_index { uint32_t index; };          /* WANT, DECIDED, REDO, WANT_SIG, NEED_END */
 /* WANT_DELTA: send entry `index` as a delta against my basis of `size`
@@ -172,6 +189,7 @@ struct msg {
 		struct m_totals totals;
 		struct m_file_begin file_begin;
 		struct m_len len;
+		struct m_zdata zdata;
 		struct m_file_end file_end;
 		struct m_index index;
 		struct m_change change;

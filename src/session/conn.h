@@ -9,12 +9,15 @@
 #include "proto/msg.h"
 #include "util/ratelimit.h"
 
+struct zdata;
+
 struct conn {
 	struct channel *ch;             /* owned */
 	enum protection prot;           /* data protection in use */
 	int verify;                     /* whole-file hash: at PROT_NONE unless REQ_NO_VERIFY */
 	struct ratelimit rl;            /* file data rate; rate 0 = unlimited */
 	uint16_t peer_code;             /* the code of the peer's ERROR, once one came */
+	struct zdata *z;                /* compression, when negotiated (session/zdata.h); else NULL */
 	uint8_t out[MSG_MAX_ENCODED];
 };
 

@@ -12,6 +12,7 @@
 #include "channel/channel.h"
 #include "session/filedata.h"
 #include "session/progress.h"
+#include "session/zdata.h"
 #include "util/err.h"
 
 /* A literal run is sent once it is this long, so the scan buffer stays bounded. */
@@ -339,11 +340,9 @@ static int send_literal(struct scan *sc, uint64_t from, uint64_t to)
 		return 0;
 	const uint8_t *p = sc->buf + (from - sc->base);
 	size_t n = (size_t)(to - from);
-	if ((rc = flush_copy(sc)) < 0 || (rc = conn_send_len(sc->c, MSG_DATA, n)) < 0 ||
-	    (rc = chan_data_send(sc->c->ch, p, n)) < 0)
+	if ((rc = flush_copy(sc)) < 0 || (rc = zdata_send_buf(sc->c, p, n, sc->st)) < 0)
 		return rc;
 	XXH3_128bits_update(sc->h, p, n);
-	ratelimit_take(&sc->c->rl, n);
 	sc->st->bytes_data += n;
 	if (sc->pg)
 		progress_bytes(sc->pg, n);
@@ -536,7 +535,7 @@ int delta_find_blocks(const struct basis *b, const struct delta_sig *s, uint64_t
 	return rc;
 }
 
-/* Sends bytes [from, to) of fd as DATA records of at most 1 MiB each. */
+/* Sends bytes [from, to) of fd as DATA (or, with -z, ZDATA) of at most 1 MiB each. */
 static int send_range(struct conn *c, int fd, uint64_t from, uint64_t to, uint8_t *buf,
 		      uint8_t *status, struct xfer_stats *st, struct progress *pg)
 {
@@ -548,9 +547,7 @@ static int send_range(struct conn *c, int fd, uint64_t from, uint64_t to, uint8_
 			memset(buf, 0, n);
 			*status = FILE_CHANGED;
 		}
-		if ((rc = conn_send_len(c, MSG_DATA, n)) == 0)
-			rc = chan_data_send(c->ch, buf, n);
-		ratelimit_take(&c->rl, n);
+		rc = zdata_send_buf(c, buf, n, st);
 		st->bytes_data += n;
 		if (pg)
 			progress_bytes(pg, n);
@@ -602,8 +599,11 @@ int delta_send_needed(struct conn *c, int fd, uint32_t index, const struct delta
  * so what a record holds past the piece waits in carry. */
 struct stream {
 	uint64_t left;              /* announced by the current DATA, not yet received */
+	uint64_t room;              /* the file's bytes no DATA or ZDATA has announced yet */
 	uint8_t carry[CHAN_MAX_PLAIN];
+	const uint8_t *cp;          /* carry, or a decoded ZDATA (session/zdata.c's buffer) */
 	size_t carry_off, carry_len;
+	struct xfer_stats *st;
 };
 
 /* Exactly n bytes of file data from the stream, across DATA messages. */
@@ -615,7 +615,7 @@ static int take(struct conn *c, struct stream *in, uint8_t *out, size_t n)
 	while (n) {
 		if (in->carry_len) {
 			size_t k = n < in->carry_len ? n : in->carry_len;
-			memcpy(out, in->carry + in->carry_off, k);
+			memcpy(out, in->cp + in->carry_off, k);
 			in->carry_off += k;
 			in->carry_len -= k;
 			out += k;
@@ -625,10 +625,19 @@ static int take(struct conn *c, struct stream *in, uint8_t *out, size_t n)
 		if (!in->left) {
 			if ((rc = conn_recv(c, &m)) < 0)
 				return rc;
+			if (m.type == MSG_ZDATA) {
+				if ((rc = zdata_recv(c, &m.u.zdata, in->room, &in->cp, in->st)) < 0)
+					return rc;
+				in->room -= m.u.zdata.raw_len;
+				in->carry_off = 0;
+				in->carry_len = m.u.zdata.raw_len;
+				continue;
+			}
 			if (m.type != MSG_DATA)
 				return err_set(-EBADMSG, "protocol: %s where a delta's data was due",
 					       msg_type_name(m.type));
 			in->left = m.u.len.len;
+			in->room -= in->left < in->room ? in->left : in->room;
 		}
 		const uint8_t *p;
 		size_t k = 0;
@@ -639,6 +648,7 @@ static int take(struct conn *c, struct stream *in, uint8_t *out, size_t n)
 			return rc;
 		in->left -= k;
 		memcpy(in->carry, p, k);
+		in->cp = in->carry;
 		in->carry_off = 0;
 		in->carry_len = k;
 	}
@@ -667,6 +677,8 @@ int delta_recv_assembled(struct conn *c, const struct m_file_begin *fb, struct a
 		return err_set(-ENOMEM, "out of memory");
 	}
 	XXH3_128bits_reset(h);
+	in->room = fb->size;
+	in->st = st;
 	if (fb->size < body)
 		rc = err_set(-EBADMSG, "protocol: a file of %llu bytes for a signature of %llu",
 			     (unsigned long long)fb->size, (unsigned long long)body);

@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "session/progress.h"
+#include "session/zdata.h"
 #include "util/err.h"
 
 /* Zeros for a file that shrank while sent (rare): small, since a const array
@@ -79,6 +80,7 @@ int filedata_send_begin(struct conn *c, uint32_t index, const struct stat *sb)
 {
 	struct msg m = { .type = MSG_FILE_BEGIN };
 
+	zdata_file(c);
 	m.u.file_begin.index = index;
 	m.u.file_begin.size = sb ? (uint64_t)sb->st_size : 0;
 	m.u.file_begin.mode = sb ? sb->st_mode & 07777 : 0600;
@@ -231,7 +233,8 @@ int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
 			off = data;
 			continue;
 		}
-		rc = stream_extent(c, fd, off, (uint64_t)(end - off), h, &status, pg);
+		rc = zdata_sending(c) ? zdata_send_extent(c, fd, off, (uint64_t)(end - off), h, &status, pg, st)
+				      : stream_extent(c, fd, off, (uint64_t)(end - off), h, &status, pg);
 		st->bytes_data += (uint64_t)(end - off);
 		off = end;
 	}
@@ -369,6 +372,13 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
 			st->bytes_matched += (uint64_t)m.u.copy.count * b->block;
 			if (pg)
 				progress_matched(pg, (uint64_t)m.u.copy.count * b->block);
+			continue;
+		}
+		if (m.type == MSG_ZDATA) {   /* compressed (session/zdata.c checks it all) */
+			if ((rc = zdata_recv_file(c, &m.u.zdata, fb->size - off, f, h, &ok, reason,
+						  sizeof reason, pg, st)) < 0)
+				break;
+			off += m.u.zdata.raw_len;
 			continue;
 		}
 		if ((m.type != MSG_DATA && m.type != MSG_HOLE) || m.u.len.len > fb->size - off) {

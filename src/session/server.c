@@ -15,6 +15,8 @@
 #include "session/conn.h"
 #include "session/receiver.h"
 #include "session/sender.h"
+#include "proto/zchunk.h"
+#include "session/zdata.h"
 #include "util/chmod.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -176,6 +178,18 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 	return rc;
 }
 
+/* -z: what the module makes of it, for ACCEPT's flags (PROTOCOL.md 4.5). */
+static uint32_t compress_flags(const struct module_cfg *mod, const struct m_request *rq)
+{
+	if (!(rq->flags & REQ_COMPRESS) || rq->op == OP_LIST)
+		return 0;
+	if (mod->compress == CFG_COMPRESS_NO) {
+		log_info("-z asked, module '%s' does not compress", mod->name);
+		return 0;
+	}
+	return ACC_COMPRESS | (mod->compress == CFG_COMPRESS_AUTO ? ACC_COMPRESS_AUTO : 0);
+}
+
 int server_session(struct channel *ch, const struct server_ctx *sc)
 {
 	struct conn c = { .ch = ch };
@@ -200,13 +214,16 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		rc = refuse(&c, REF_NOT_FOUND, "module '%s': %s does not exist", mod->name,
 			    fs_quote(q, m->u.request.path, strlen(m->u.request.path)));
 	}
+	struct msg acc = { .type = MSG_ACCEPT };
 	if (rc == 0) {
-		struct msg acc = { .type = MSG_ACCEPT };
 		acc.u.accept.protection = m->u.request.protection;
+		acc.u.accept.flags = compress_flags(mod, &m->u.request);
 		snprintf(acc.u.accept.comment, sizeof acc.u.accept.comment, "%s",
 			 mod->comment ? mod->comment : "");
 		rc = conn_send(&c, &acc);
 	}
+	if (rc == 0)
+		rc = zdata_setup(&c, acc.u.accept.flags, m->u.request.op != OP_PUSH, ZCHUNK_LEVEL_BOX);
 	if (rc == 0) {
 		conn_set_protection(&c, m->u.request.protection, m->u.request.flags);
 		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
@@ -215,6 +232,7 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc < 0)
 		/* a bad peer is a protocol error; anything else, the server's disk */
 		conn_fail(&c, rc == -EBADMSG ? REF_PROTOCOL : REF_IO, err_msg());
+	zdata_free(&c);
 	jail_close(&j);
 	free(m);
 	return rc;

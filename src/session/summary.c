@@ -19,13 +19,24 @@ void summary_line(FILE *out, const struct summary *s)
 		s->verb, st->files_sent, st->files_sent == 1 ? "" : "s", st->files_skipped, extra,
 		progress_size(size, sizeof size, st->bytes_committed, s->human), s->secs,
 		s->secs > 0 ? (double)st->bytes_committed / 1e6 / s->secs : 0.0);
-	if (st->bytes_matched) {   /* a delta: what moved, what the basis gave, rsync's speedup */
+	if (st->bytes_matched) {   /* a delta: what moved, what the basis gave */
 		char lit[24], match[24];
-		uint64_t wire = s->wire.bytes_in + s->wire.bytes_out;
-		fprintf(out, "; delta: %s literal, %s matched, speedup %.1f",
+		fprintf(out, "; delta: %s literal, %s matched",
 			progress_size(lit, sizeof lit, st->bytes_data, s->human),
-			progress_size(match, sizeof match, st->bytes_matched, s->human),
-			wire ? (double)st->bytes_committed / (double)wire : 0.0);
+			progress_size(match, sizeof match, st->bytes_matched, s->human));
+	}
+	if (st->bytes_zraw) {   /* -z: what went compressed, and to how much */
+		char raw[24], z[24];
+		fprintf(out, "; compressed %s to %s (ratio %.2f)",
+			progress_size(raw, sizeof raw, st->bytes_zraw, s->human),
+			progress_size(z, sizeof z, st->bytes_zwire, s->human),
+			st->bytes_zwire ? (double)st->bytes_zraw / (double)st->bytes_zwire : 0.0);
+	}
+	if (st->bytes_matched || st->bytes_zraw) {
+		/* rsync's speedup: the files' size over every byte on the wire, both
+		 * ways (the channel counts them after compression and framing) */
+		uint64_t wire = s->wire.bytes_in + s->wire.bytes_out;
+		fprintf(out, ", speedup %.1f", wire ? (double)st->bytes_committed / (double)wire : 0.0);
 	}
 	fprintf(out, "%s\n", s->dry ? " (DRY RUN)" : "");
 }
@@ -56,6 +67,8 @@ void summary_stats(FILE *out, const struct summary *s)
 	stat_bytes(out, "Total transferred file size", st->bytes_committed, s->human);
 	stat_bytes(out, "Literal data", st->bytes_data, s->human);
 	stat_bytes(out, "Matched data", st->bytes_matched, s->human);
+	stat_bytes(out, "Compressed data (before)", st->bytes_zraw, s->human);
+	stat_bytes(out, "Compressed data (after)", st->bytes_zwire, s->human);
 	stat_bytes(out, "Total bytes sent", s->wire.bytes_out, s->human);
 	stat_bytes(out, "Total bytes received", s->wire.bytes_in, s->human);
 	fprintf(out, "\n");

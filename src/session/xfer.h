@@ -45,6 +45,8 @@ struct xfer_stats {
 	uint64_t bytes_committed;    /* the sizes of the files renamed into place */
 	uint64_t bytes_matched;      /* file bytes a delta took from the basis instead */
 	uint64_t bytes_total;        /* file bytes covered, skipped ones included */
+	uint64_t bytes_zraw;         /* file bytes that travelled compressed (in bytes_data too), */
+	uint64_t bytes_zwire;        /* and their compressed size */
 	uint64_t dirs, links, deleted;
 	uint32_t errors;             /* files that failed (the transfer goes on) */
 	char first_error[1025];      /* fits a RESULT message */

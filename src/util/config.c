@@ -30,7 +30,7 @@ enum scope { S_GLOBAL = 1, S_MODULE = 2 };
 enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
 	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
-	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION,
+	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS,
 };
 
 static const struct {
@@ -56,6 +56,7 @@ static const struct {
 	{ "comment",            K_COMMENT,    S_MODULE },
 	{ "read only",          K_READ_ONLY,  S_MODULE },
 	{ "protection",         K_PROTECTION, S_MODULE },
+	{ "compress",           K_COMPRESS,   S_MODULE },
 };
 
 /* Parser state: where we are, and which keys the current section has set. */
@@ -72,6 +73,22 @@ struct pstate {
 static int perr(const struct pstate *p, const char *what, const char *detail)
 {
 	return err_set(-EINVAL, "%s:%d: %s%s", p->file, p->line, what, detail ? detail : "");
+}
+
+static int parse_bool(const char *s, int *out);
+
+static int parse_compress(const struct pstate *p, const char *val, int *out)
+{
+	int yes;
+
+	if (!strcmp(val, "auto")) {
+		*out = CFG_COMPRESS_AUTO;
+		return 0;
+	}
+	if (parse_bool(val, &yes) < 0)
+		return perr(p, "compress: expected auto, yes or no: ", val);
+	*out = yes ? CFG_COMPRESS_YES : CFG_COMPRESS_NO;
+	return 0;
 }
 
 static int parse_uint_range(const char *s, long lo, long hi, long *out);
@@ -493,6 +510,8 @@ static int set_key(struct pstate *p, char *line)
 		if (parse_protection(val, &m->protection) < 0)
 			return err_wrap(-EINVAL, "%s:%d: protection", p->file, p->line);
 		return 0;
+	case K_COMPRESS:
+		return parse_compress(p, val, &m->compress);
 	}
 	return perr(p, "internal error: unhandled key", NULL);
 }

@@ -18,8 +18,13 @@ struct module_cfg {
 	char *authorized_keys;    /* file; default: the global one */
 	int protection;           /* least accepted: enum protection, default PROT_ENCRYPT */
 	uint64_t bwlimit;         /* bytes/s, 0 = none (value read as rsync does: KiB/s or K/M/G suffix) */
+	int compress;             /* enum cfg_compress: what a -z client gets, default auto */
 	int line;                 /* where the section starts, for messages */
 };
+
+/* "compress = auto | yes | no": auto compresses only while the link is
+ * slower than the compressor (docs/DESIGN.md), yes whenever -z asks. */
+enum cfg_compress { CFG_COMPRESS_AUTO = 0, CFG_COMPRESS_YES = 1, CFG_COMPRESS_NO = 2 };
 
 struct global_cfg {
 	char *listen;             /* "ADDR", "ADDR:PORT", "[v6]:PORT"; default "0.0.0.0" */

@@ -17,6 +17,7 @@ void ratelimit_init(struct ratelimit *r, uint64_t bytes_per_sec)
 	r->burst = bytes_per_sec / 10 > 65536 ? bytes_per_sec / 10 : 65536;
 	r->tokens = (double)r->burst;
 	r->last = now_monotonic();
+	r->slept = 0;
 }
 
 void ratelimit_take(struct ratelimit *r, uint64_t n)
@@ -35,6 +36,7 @@ void ratelimit_take(struct ratelimit *r, uint64_t n)
 	struct timespec ts = { .tv_sec = (time_t)wait,
 			       .tv_nsec = (long)((wait - (double)(time_t)wait) * 1e9) };
 	nanosleep(&ts, NULL);
+	r->slept += wait;
 }
 
 uint64_t ratelimit_min(uint64_t a, uint64_t b)

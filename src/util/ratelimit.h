@@ -10,6 +10,7 @@ struct ratelimit {
 	uint64_t burst;       /* bytes allowed ahead of schedule */
 	double tokens;
 	double last;          /* monotonic seconds */
+	double slept;         /* seconds slept so far (a slow link by choice, for -z auto) */
 };
 
 void ratelimit_init(struct ratelimit *r, uint64_t bytes_per_sec);

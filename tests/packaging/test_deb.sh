@@ -92,7 +92,7 @@ BIN=$R/usr/bin/ferry
 [ -x "$BIN" ] && ok "/usr/bin/ferry" || bad "no /usr/bin/ferry"
 # shlibs: every library the binary links must be a dependency
 needed=$(LC_ALL=C readelf -d "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
-for lib in sodium xxhash crypto; do
+for lib in sodium xxhash zstd crypto; do
 	case " $needed" in
 		*" lib$lib.so"*)
 			pkgs=$(dpkg -S "lib$lib.so" 2>/dev/null | grep -v -- -dev | cut -d: -f1 | sort -u | head -1)

@@ -57,7 +57,7 @@ echo "$vars" | sed 's/^/    /'
 chk() { echo "$vars" | grep -qE -- "$2" && ok "$1" || bad "$1"; }
 chk "PKG_NAME is ferry"                     '^PKG_NAME=ferry$'
 chk "PKG_VERSION matches CMakeLists.txt"    "^PKG_VERSION=$(sed -n 's/^project(ferry VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")\$"
-chk "DEPENDS has +libsodium +libxxhash"     '^DEPENDS=.*\+libsodium.*\+libxxhash'
+chk "DEPENDS has +libsodium +libxxhash +libzstd" '^DEPENDS=.*\+libsodium.*\+libxxhash.*\+libzstd'
 chk "CMAKE_OPTIONS has -DFERRY_OPENSSL=OFF" '^CMAKE_OPTIONS=.*-DFERRY_OPENSSL=OFF'
 chk "CMAKE_OPTIONS has -DFERRY_TESTS=OFF"   '^CMAKE_OPTIONS=.*-DFERRY_TESTS=OFF'
 chk "/etc/config/ferry is a conffile"       '^CONFFILES=.*/etc/config/ferry'

@@ -24,7 +24,8 @@
  *       prints "REQUEST op=.. module=.. path=.. flags=0x.. protection=..".
  *       EVIL_REFUSE="CODE:REASON" (escapes decoded): sends REFUSE, exits 0.
  *       Otherwise ACCEPT with protection EVIL_ACCEPT_PROT (0, 1, 2; default
- *       the requested one). Pull or list: SCRIPT as the sender, then answers
+ *       the requested one) and flags EVIL_ACCEPT_FLAGS (default 0; 1 turns
+ *       compression on, whether the client asked or not). Pull or list: SCRIPT as the sender, then answers
  *       until the client's RESULT. Push: prints the client's messages until
  *       its END, decides everything as unwanted (DECIDED n: a receiver that
  *       wants nothing), sends SCRIPT (CHANGE, RESULT, ERROR, ...), and waits
@@ -33,7 +34,8 @@
  *   Answering: each WANT <i> gets FILE_BEGIN(i, 10 bytes, mode EVIL_FILE_MODE
  *   (octal, default 0644), mtime 1000000000) + DATA 10 + "evil data\n" +
  *   FILE_END (ok; with the whole-file hash at protection none), unless
- *   EVIL_NO_DATA=1. One line is printed per message received ("WANT <i>",
+ *   EVIL_NO_DATA=1. EVIL_ZDATA=ok sends the ten bytes as a ZDATA frame
+ *   instead, EVIL_ZDATA=bomb as a frame of 1 MiB announced as ten bytes. One line is printed per message received ("WANT <i>",
  *   "DECIDED <i>", "CHANGE <kind> <path>", "RESULT errors=<n> files=<n>
  *   message=<text>", "ERROR <reason>", "LOST <reason>"); the exit code is
  *   0 after a RESULT without errors, 4 with errors, 5 REFUSE, 6 ERROR,
@@ -53,6 +55,10 @@
  *     END
  *     FILE_BEGIN <index> <size>     unsolicited file data, for tests
  *     DATA <n>                      DATA(n), then n bytes of 'A' as data records
+ *     ZDATA <raw_len> <zlen>        ZDATA(raw_len, zlen) and zlen bytes of 'A' (no frame)
+ *     ZFRAME <raw_len> <n> [nocsize]  ZDATA(raw_len, its size) and a real zstd frame of
+ *                                   n bytes of 'A' (with its content size unless nocsize):
+ *                                   n > raw_len is a decompression bomb
  *     FILE_END                      status ok (hash of the DATA since FILE_BEGIN at none)
  *     CHANGE <kind: 1-7 or new|update|delete|mkdir|link|attrs|failed> <path>
  *     RESULT <errors> <files> <bytes> [message...]
@@ -79,6 +85,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include <zstd.h>
 
 #include "channel/channel.h"
 #include "channel/keys.h"
@@ -412,6 +419,53 @@ static XXH3_state_t *hash_start(const struct conn *c)
 	return h;
 }
 
+/* A real zstd frame of n bytes of `fill` (the peer's own limits ignored):
+ * with its content size unless csize is 0. Returns its length or 0. */
+static size_t make_frame(uint8_t *dst, size_t cap, const uint8_t *src, size_t n, int csize)
+{
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_inBuffer in = { src, n, 0 };
+	ZSTD_outBuffer out = { dst, cap, 0 };
+	size_t r;
+
+	if (!cc)
+		return 0;
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, csize);
+	/* streamed without a pledged size: no content size in the header */
+	r = csize ? ZSTD_compress2(cc, dst, cap, src, n) : ZSTD_compressStream2(cc, &out, &in, ZSTD_e_end);
+	ZSTD_freeCCtx(cc);
+	if (ZSTD_isError(r) || (!csize && r != 0))
+		return 0;
+	return csize ? r : out.pos;
+}
+
+/* ZDATA(raw_len, zlen) and the frame's bytes. */
+static int send_zdata(struct conn *c, uint32_t raw_len, const uint8_t *z, size_t zlen)
+{
+	struct msg m = { .type = MSG_ZDATA };
+	int rc;
+
+	m.u.zdata = (struct m_zdata){ .raw_len = raw_len, .zlen = (uint32_t)zlen };
+	if ((rc = conn_send(c, &m)) == 0)
+		rc = chan_data_send(c->ch, z, zlen);
+	return rc;
+}
+
+/* EVIL_ZDATA=ok|bomb: the file's ten bytes as ZDATA instead of DATA. */
+static int send_evil_zdata(struct conn *c, const char *how, XXH3_state_t *h)
+{
+	static uint8_t zeros[1 << 20], z[1 << 16];
+	int bomb = !strcmp(how, "bomb");
+	size_t zl = bomb ? make_frame(z, sizeof z, zeros, sizeof zeros, 0)
+			 : make_frame(z, sizeof z, (const uint8_t *)evil_data, EVIL_LEN, 1);
+
+	if (!zl)
+		return err_set(-EIO, "zstd failed");
+	if (h)
+		XXH3_128bits_update(h, evil_data, EVIL_LEN);
+	return send_zdata(c, EVIL_LEN, z, zl);
+}
+
 /* The answer to WANT: the same ten bytes for every file. */
 static int send_file(struct conn *c, uint32_t index)
 {
@@ -420,9 +474,10 @@ static int send_file(struct conn *c, uint32_t index)
 
 	if (c->verify && !h)
 		return err_set(-ENOMEM, "out of memory");
+	const char *zd = getenv("EVIL_ZDATA");
 	rc = send_file_begin(c, index, EVIL_LEN);
 	if (rc == 0)
-		rc = send_data(c, evil_data, EVIL_LEN, h);
+		rc = zd ? send_evil_zdata(c, zd, h) : send_data(c, evil_data, EVIL_LEN, h);
 	if (rc == 0)
 		rc = send_file_end(c, h);
 	if (h)
@@ -628,6 +683,63 @@ static int do_file_end(struct script *s, char **a, int n)
 	return rc;
 }
 
+/* ZDATA RAW_LEN ZLEN: the message and zlen bytes of 'A', no frame at all. */
+static int do_zdata(struct script *s, char **a, int n)
+{
+	static uint8_t fill[1 << 16];
+	uint64_t raw, zl;
+	int rc;
+
+	(void)n;
+	if ((rc = parse_num(a[0], 0, UINT32_MAX, &raw)) < 0 ||
+	    (rc = parse_num(a[1], 0, UINT32_MAX, &zl)) < 0 || !s->c)
+		return rc;
+	struct msg m = { .type = MSG_ZDATA };
+	m.u.zdata = (struct m_zdata){ .raw_len = (uint32_t)raw, .zlen = (uint32_t)zl };
+	memset(fill, 'A', sizeof fill);
+	if ((rc = conn_send(s->c, &m)) < 0)
+		return rc;
+	while (zl && rc == 0) {
+		size_t k = zl < sizeof fill ? (size_t)zl : sizeof fill;
+		rc = chan_data_send(s->c->ch, fill, k);
+		zl -= k;
+	}
+	return rc;
+}
+
+/* ZFRAME RAW_LEN N [nocsize]: a real frame of N bytes of 'A' announced as
+ * RAW_LEN bytes (hashed as N bytes of 'A' at protection none). */
+static int do_zframe(struct script *s, char **a, int n)
+{
+	uint64_t raw, len;
+	int rc;
+
+	if ((rc = parse_num(a[0], 0, UINT32_MAX, &raw)) < 0 ||
+	    (rc = parse_num(a[1], 0, 1u << 30, &len)) < 0)
+		return rc;
+	if (!len)
+		return err_set(-EINVAL, "ZFRAME: at least one byte");
+	if (n > 2 && strcmp(a[2], "nocsize"))
+		return err_set(-EINVAL, "ZFRAME: the third argument can only be nocsize");
+	if (!s->c)
+		return 0;
+	size_t cap = ZSTD_compressBound((size_t)len);
+	uint8_t *src = malloc((size_t)len), *z = malloc(cap);
+	if (!src || !z) {
+		free(src);
+		free(z);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	memset(src, 'A', (size_t)len);
+	size_t zl = make_frame(z, cap, src, (size_t)len, n < 3);
+	if (s->h)
+		XXH3_128bits_update(s->h, src, (size_t)len);
+	rc = zl ? send_zdata(s->c, (uint32_t)raw, z, zl) : err_set(-EIO, "zstd failed");
+	free(src);
+	free(z);
+	return rc;
+}
+
 /* WANT_DELTA INDEX BLOCK SIZE: a receiver asking for a delta. */
 static int do_want_delta(struct script *s, char **a, int n)
 {
@@ -764,6 +876,8 @@ static const struct {
 	{ "WANT_DELTA", 3, 3, do_want_delta },
 	{ "SIG", 3, 3, do_sig },
 	{ "COPY", 2, 2, do_copy },
+	{ "ZDATA", 2, 2, do_zdata },
+	{ "ZFRAME", 2, 3, do_zframe },
 };
 
 static int run_tokens(struct script *s, char *line)
@@ -1231,7 +1345,9 @@ static int serve_answer(struct conn *c, const struct m_request *rq)
 			rc = 1;
 		return rc;
 	}
+	const char *af = getenv("EVIL_ACCEPT_FLAGS");
 	m.u.accept.protection = ap ? (uint8_t)atoi(ap) : rq->protection;
+	m.u.accept.flags = af ? (uint32_t)strtoul(af, NULL, 0) : 0;
 	snprintf(m.u.accept.comment, sizeof m.u.accept.comment, "evil");
 	if ((rc = conn_send(c, &m)) < 0)
 		return rc;

@@ -5,7 +5,7 @@
  *
  *   ferry-proxy TARGET [--conns N] [--timeout S]
  *               [--flip-after-handshake [--dir c2s|s2c] [--skip N] [--xor X]]
- *               [--strip-aesgcm]
+ *               [--strip-aesgcm] [--rate BYTES_PER_SEC]
  *
  * --flip-after-handshake  parses the FERRY/1 framing of the chosen direction
  *                         (the opening line up to '\n', then the Noise XX
@@ -16,7 +16,12 @@
  * --strip-aesgcm          removes "Noise_XX_25519_AESGCM_BLAKE2b " from the
  *                         client's opening line (a downgrade attempt).
  *
- * What it did goes to stderr ("proxy: flipped ...", "proxy: stripped ...").
+ * --rate                  forwards at most that many bytes per second in each
+ *                         direction (a slow link, with small socket buffers so
+ *                         the sender feels it soon).
+ *
+ * What it did goes to stderr ("proxy: flipped ...", "proxy: stripped ...");
+ * after each connection "BYTES c2s=N s2c=M" (every byte forwarded) to stdout.
  * Exits after N connections (default 1) or S seconds (default 60). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define STRIP_NAME "Noise_XX_25519_AESGCM_BLAKE2b "
@@ -46,6 +52,7 @@ struct dir {
 	char line[LINE_MAX_LEN + 1];
 	size_t line_len;
 	uint64_t transport;    /* transport bytes seen */
+	uint64_t total;        /* every byte read from `from` */
 	int flip;              /* this direction flips */
 	int strip;             /* this direction strips AESGCM from the line */
 	int flipped;
@@ -56,6 +63,27 @@ struct dir {
 
 static uint64_t opt_skip;
 static unsigned opt_xor = 0x01;
+static uint64_t opt_rate;   /* bytes/s per direction; 0 = unlimited */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --rate: sleeps until `total` bytes since `start` fit the rate. */
+static void pace(double start, uint64_t total)
+{
+	if (!opt_rate)
+		return;
+	double due = start + (double)total / (double)opt_rate, t = now_s();
+	if (due <= t)
+		return;
+	struct timespec ts = { .tv_sec = (time_t)(due - t),
+			       .tv_nsec = (long)((due - t - (double)(time_t)(due - t)) * 1e9) };
+	nanosleep(&ts, NULL);
+}
 
 static void on_alarm(int sig)
 {
@@ -187,6 +215,9 @@ static void relay(int cfd, int sfd, int flip_s2c, int flip, int strip)
 {
 	struct dir *d = calloc(2, sizeof *d);
 	uint8_t buf[BUF_SZ];
+	double start = now_s();
+	/* a slow link reads in small pieces, so the pace is smooth */
+	size_t rd_max = opt_rate && opt_rate / 50 < sizeof buf ? (size_t)(opt_rate / 50) + 1 : sizeof buf;
 
 	if (!d) {
 		perror("proxy: calloc");
@@ -234,7 +265,8 @@ static void relay(int cfd, int sfd, int flip_s2c, int flip, int strip)
 						shutdown(x->to, SHUT_WR);
 				}
 			} else {
-				ssize_t r = read(x->from, buf, sizeof buf);
+				pace(start, x->total);
+				ssize_t r = read(x->from, buf, rd_max);
 				if (r < 0 && (errno == EINTR || errno == EAGAIN))
 					continue;
 				if (r <= 0) {
@@ -245,6 +277,7 @@ static void relay(int cfd, int sfd, int flip_s2c, int flip, int strip)
 						shutdown(x->to, SHUT_WR);
 					continue;
 				}
+				x->total += (uint64_t)r;
 				process(x, buf, (size_t)r);
 			}
 		}
@@ -255,13 +288,17 @@ static void relay(int cfd, int sfd, int flip_s2c, int flip, int strip)
 		if ((d[k].flip) && !d[k].flipped)
 			fprintf(stderr, "proxy: %s ended after %llu transport bytes, nothing flipped\n",
 				d[k].name, (unsigned long long)d[k].transport);
+	printf("BYTES c2s=%llu s2c=%llu\n", (unsigned long long)d[0].total,
+	       (unsigned long long)d[1].total);
+	fflush(stdout);
 	free(d);
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: ferry-proxy TARGET_PORT [--conns N] [--timeout S] "
-		"[--flip-after-handshake [--dir c2s|s2c] [--skip N] [--xor X]] [--strip-aesgcm]\n");
+		"[--flip-after-handshake [--dir c2s|s2c] [--skip N] [--xor X]] [--strip-aesgcm] "
+		"[--rate BYTES_PER_SEC]\n");
 	exit(1);
 }
 
@@ -292,6 +329,9 @@ int main(int argc, char **argv)
 			opt_xor = (unsigned)strtoul(v, NULL, 0) & 0xff;
 			if (!opt_xor)
 				usage();
+			i++;
+		} else if (!strcmp(a, "--rate") && v) {
+			opt_rate = strtoull(v, NULL, 0);
 			i++;
 		} else if (!strcmp(a, "--conns") && v) {
 			conns = atoi(v);
@@ -324,8 +364,10 @@ int main(int argc, char **argv)
 			perror("proxy: accept");
 			return 1;
 		}
-		int one = 1;
+		int one = 1, small = 65536;
 		setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		if (opt_rate)
+			setsockopt(cfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
 		int sfd = dial(target);
 		if (sfd < 0) {
 			perror("proxy: connect to target");

@@ -99,6 +99,7 @@ static void test_defaults(void **state)
 	assert_string_equal(m->path, "/srv/x");
 	assert_int_equal(m->read_only, 1);
 	assert_int_equal(m->protection, 2);   /* PROT_ENCRYPT */
+	assert_int_equal(m->compress, CFG_COMPRESS_AUTO);
 	assert_null(m->authorized_keys);
 	config_free(&c);
 
@@ -148,6 +149,8 @@ static void test_errors(void **state)
 		{ "bwlimit = 99999999999999999999G\n", "t.conf:1:", "too large" },
 		{ "[m]\npath=/x\nread only = maybe\n", "t.conf:3:", "read only" },
 		{ "[m]\npath=/x\nprotection = strong\n", "t.conf:3:", "protection: bad protection" },
+		{ "[m]\npath=/x\ncompress = fast\n", "t.conf:3:", "compress: expected auto, yes or no" },
+		{ "compress = yes\n", "t.conf:1:", "not allowed in the global section" },
 		{ "ionice = realtime\n", "t.conf:1:", "ionice" },
 		{ "log = file\n", "t.conf:1:", "log" },
 		{ "nice = 1\nnice = 2\n", "t.conf:2:", "duplicate key \"nice\"" },
@@ -291,6 +294,24 @@ static void test_daemon_limits(void **state)
 	assert_int_equal(parse_age("99999999999999999999d", &v), -ERANGE);
 }
 
+static void test_compress_key(void **state)
+{
+	struct ferry_config c;
+	static const struct { const char *v; int want; } cases[] = {
+		{ "auto", CFG_COMPRESS_AUTO }, { "yes", CFG_COMPRESS_YES }, { "true", CFG_COMPRESS_YES },
+		{ "no", CFG_COMPRESS_NO }, { "0", CFG_COMPRESS_NO },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[64];
+		snprintf(text, sizeof text, "[m]\npath = /x\ncompress = %s\n", cases[i].v);
+		assert_int_equal(parse(text, &c), 0);
+		assert_int_equal(config_module(&c, "m")->compress, cases[i].want);
+		config_free(&c);
+	}
+}
+
 /* The numbers of enum protection in channel/channel.h. */
 static void test_parse_protection(void **state)
 {
@@ -318,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_parse_rate),
 		cmocka_unit_test(test_daemon_limits),
 		cmocka_unit_test(test_parse_protection),
+		cmocka_unit_test(test_compress_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
