@@ -130,21 +130,3 @@ int fs_rename_noreplace(int dirfd, const char *from, const char *to)
 {
 	return (int)syscall(SYS_renameat2, dirfd, from, dirfd, to, 1u /* RENAME_NOREPLACE */);
 }
-
-int fs_partial_set_aside(int dirfd, const char *final, char aside[256])
-{
-	char name[256];
-	int rc;
-
-	if ((rc = fs_partial_name(name, final)) < 0)
-		return rc;
-	for (int tries = 0; tries < 100; tries++) {
-		if ((rc = fs_tmp_name(aside, final)) < 0)
-			return rc;
-		if (fs_rename_noreplace(dirfd, name, aside) == 0)
-			return 0;
-		if (errno != EEXIST)
-			break;
-	}
-	return err_sys(-errno, "move the partial of %s aside", final);
-}

@@ -38,9 +38,6 @@ int fs_partial_final(const char *partial, char out[256]);
  * its blocks are still verified. Returns the fd (size in *size) or -1. */
 int fs_partial_open(int dirfd, const char *final, const struct fs_part_id *id, uint64_t *size,
 		    int *discarded);
-/* Moves the partial of `final` (open as a basis) to a fresh temporary name,
- * written to aside[256], so that a new partial can take its name. */
-int fs_partial_set_aside(int dirfd, const char *final, char aside[256]);
 
 /* renameat2(RENAME_NOREPLACE) within dirfd; -1 with errno. */
 int fs_rename_noreplace(int dirfd, const char *from, const char *to);

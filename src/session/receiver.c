@@ -990,7 +990,6 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 	const char *leaf, *why = NULL;
 	struct progress *pg = r->h->progress;
 	struct basis b;
-	struct resume rs;
 	int have, stale, rc;
 
 	if (w->sig_asked && !w->match && w->nsig)
@@ -1000,7 +999,7 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 	basis_init(&b);
 	if (w->block || w->match)
 		reopen_bases(r, w, dfd, leaf, &b);
-	resume_begin(&rs, &b, dfd, leaf);
+	resume_begin(&b, dfd, leaf);
 	have = open_target(r, &f, fb, w, dfd, leaf, &stale);
 	if (pg)
 		progress_file(pg, w->path, fb->size);
@@ -1015,7 +1014,6 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 	basis_close(&b);
 	if (rc == 1) {
 		commit_file(r, &f, fb, dfd, leaf, w->path, fb->size);
-		resume_end(&rs, 0, 0, leaf);
 		if (stale)
 			resume_drop(dfd, leaf);
 		if (pg)
@@ -1024,10 +1022,10 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 	}
 	/* interrupted: what arrived stays in the partial; a file that failed
 	 * (or did not verify) leaves nothing, not even the partial it used */
-	off_t kept = have && rc < 0 ? afile_keep(&f, RESUME_MIN) : 0;
-	if (have && rc >= 0)
+	if (have && rc < 0)
+		afile_keep(&f, RESUME_MIN);
+	else if (have)
 		afile_abort(&f);
-	resume_end(&rs, rc < 0 || !have, kept, leaf);
 	if (rc == 0 && have && w->block)
 		rc = redo_push(r, w, why);
 	else if (rc == 0 && have)

@@ -45,33 +45,17 @@ int resume_open(struct basis *b, int dirfd, const char *leaf, int old, int part,
 	return (b->fd[0] >= 0) + (b->fd[1] >= 0);
 }
 
-void resume_begin(struct resume *rs, const struct basis *b, int dirfd, const char *leaf)
-{
-	rs->dirfd = dirfd;
-	rs->aside[0] = '\0';
-	rs->aside_size = 0;
-	if (b->fd[1] >= 0 && fs_partial_set_aside(dirfd, leaf, rs->aside) == 0)
-		rs->aside_size = b->size[1];
-	else
-		rs->aside[0] = '\0';
-}
-
-void resume_end(struct resume *rs, int restore, off_t kept, const char *leaf)
+void resume_begin(const struct basis *b, int dirfd, const char *leaf)
 {
 	char name[256];
 
-	if (!rs->aside[0])
-		return;
-	if (restore && (uint64_t)kept < rs->aside_size && fs_partial_name(name, leaf) == 0) {
-		if (kept)
-			unlinkat(rs->dirfd, name, 0);
-		if (fs_rename_noreplace(rs->dirfd, rs->aside, name) == 0) {
-			rs->aside[0] = '\0';
-			return;
-		}
-	}
-	unlinkat(rs->dirfd, rs->aside, 0);
-	rs->aside[0] = '\0';
+	/* The name goes now, the data stays readable through the basis's fd:
+	 * the new partial takes the name and, written from the start in file
+	 * order, holds all of the old one's data again a moment later. Moving
+	 * it aside instead left a temporary behind whenever the receiver was
+	 * killed in between. */
+	if (b->fd[1] >= 0 && fs_partial_name(name, leaf) == 0)
+		unlinkat(dirfd, name, 0);
 }
 
 void resume_drop(int dirfd, const char *leaf)

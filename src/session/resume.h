@@ -22,19 +22,9 @@
 int resume_open(struct basis *b, int dirfd, const char *leaf, int old, int part,
 		const struct fs_part_id *id);
 
-/* While a file arrives, the partial it is built from is moved aside, so
- * that the new partial can take its name. */
-struct resume {
-	int dirfd;               /* borrowed */
-	char aside[256];         /* the previous partial's temporary name; "" = none */
-	uint64_t aside_size;
-};
-/* Moves b's partial (if any) aside. */
-void resume_begin(struct resume *rs, const struct basis *b, int dirfd, const char *leaf);
-/* After the file: kept = what its new partial kept. The previous partial is
- * removed, or with `restore` (the transfer was interrupted) put back when it
- * held more. */
-void resume_end(struct resume *rs, int restore, off_t kept, const char *leaf);
+/* While a file arrives, the partial it is built from (open in b, and
+ * locked) gives up its name to the new partial. */
+void resume_begin(const struct basis *b, int dirfd, const char *leaf);
 /* A file committed without resume: a partial of it left over is obsolete. */
 void resume_drop(int dirfd, const char *leaf);
 

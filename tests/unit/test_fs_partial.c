@@ -119,19 +119,6 @@ static void test_small_and_commit(void **state)
 	assert_true(fs_is_tmp_name(a.tmp));
 	afile_abort(&a);
 	close(lock);
-	/* set aside: the partial moves to a temporary name, its fd stays good */
-	uint64_t size;
-	int discarded;
-	char aside[256];
-	fd = fs_partial_open(f->dfd, "d", &ID, &size, &discarded);
-	assert_true(fd >= 0);
-	assert_int_equal(fs_partial_set_aside(f->dfd, "d", aside), 0);
-	assert_true(fs_is_tmp_name(aside));
-	assert_int_equal(fstatat(f->dfd, ".ferry-part.d", &st, 0), -1);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_size, 70000);
-	close(fd);
-	unlinkat(f->dfd, aside, 0);
 }
 
 int main(void)
