@@ -51,13 +51,19 @@ old_or_new() {
   fail "after kill $k: $1 is neither the old nor the new version"
 }
 
-# only_partials DIR: no ferry file but partials (the session may still be closing)
+# only_partials DIR: no ferry file but partials, once the killed run's
+# session has ended. (The next run starts only then, as a person's rerun
+# would: a session started while the last one still holds the partial's
+# lock writes an ordinary temporary, and if it is killed -9 in turn that
+# temporary waits for the sweep, `stale temporaries`.)
 only_partials() {
-  for _ in $(seq 1 60); do
-    [ -z "$(find "$1" -name '.ferry-*' ! -name '.ferry-part.*')" ] && return 0
+  for _ in $(seq 1 100); do
+    [ -z "$(pgrep -P "$SERVER_PID" || true)" ] && break
     sleep 0.05
   done
-  fail "after kill $k: temporaries left: $(find "$1" -name '.ferry-*')"
+  [ -z "$(pgrep -P "$SERVER_PID" || true)" ] || fail "after kill $k: a session is still running"
+  left=$(find "$1" -name '.ferry-*' ! -name '.ferry-part.*')
+  [ -z "$left" ] || fail "after kill $k: temporaries left: $(find "$1" -name '.ferry-*')"
 }
 
 head -c $((MIB << 20)) /dev/urandom > "$T/w1.old"
