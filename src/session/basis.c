@@ -41,15 +41,20 @@ int basis_read(const struct basis *b, uint8_t *buf, size_t n, uint64_t off)
 
 	if (b->fd[piece] < 0 || at > end || n > end - at)
 		return -ERANGE;
+	return basis_pread_all(b->fd[piece], buf, n, at);
+}
+
+int basis_pread_all(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
 	while (n) {
-		ssize_t k = pread(b->fd[piece], buf, n, (off_t)at);
+		ssize_t k = pread(fd, buf, n, (off_t)off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return k < 0 ? -errno : -ENODATA;
 		buf += k;
 		n -= (size_t)k;
-		at += (uint64_t)k;
+		off += (uint64_t)k;
 	}
 	return 0;
 }

@@ -33,5 +33,7 @@ int basis_read(const struct basis *b, uint8_t *buf, size_t n, uint64_t off);
 /* 1 if both pieces still have the sizes they were opened with. */
 int basis_unchanged(const struct basis *b);
 void basis_close(struct basis *b);
+/* Exactly n bytes of fd at off (pread until done); <0 if they are not there. */
+int basis_pread_all(int fd, uint8_t *buf, size_t n, uint64_t off);
 
 #endif

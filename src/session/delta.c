@@ -89,21 +89,6 @@ static uint64_t get64(const uint8_t *p)
 
 /* --- the receiver's side: the basis's signature ---------------------------- */
 
-static int read_full(int fd, uint8_t *p, size_t n, off_t off)
-{
-	while (n) {
-		ssize_t k = pread(fd, p, n, off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -ENODATA;
-		p += k;
-		n -= (size_t)k;
-		off += k;
-	}
-	return 0;
-}
-
 /* FILE_SIG or WANT_DELTA, then the signature of fd in SIG records; with h,
  * the whole file (its tail too) goes into h on the same read. */
 static int sig_stream(struct conn *c, uint8_t type, const struct basis *b, uint32_t index,
@@ -543,7 +528,7 @@ static int send_range(struct conn *c, int fd, uint64_t from, uint64_t to, uint8_
 
 	while (rc == 0 && from < to) {
 		size_t n = to - from > (1u << 20) ? (1u << 20) : (size_t)(to - from);
-		if (read_full(fd, buf, n, (off_t)from) < 0) {
+		if (basis_pread_all(fd, buf, n, from) < 0) {
 			memset(buf, 0, n);
 			*status = FILE_CHANGED;
 		}
