@@ -767,6 +767,18 @@ if [ "$SLOW" = 1 ]; then
   fi
 fi
 
+# site_rounds LABEL SITE ROUNDS DIRS TOOLS: the rounds of a shaped site (W5, W7): the TCP
+# ceiling, then every workload with the tools in rotated order.
+site_rounds() {
+  local label=$1 site=$2 n=$3 dirs=$4 tools=$5 r wl tool
+  for ((r = 1; r <= n; r++)); do
+    log "---- $label round $r/$n"
+    run_one "$r" "$site" iperf3 NET
+    for wl in $dirs; do
+      for tool in $(rotate "$r" $tools); do run_one "$r" "$site" "$tool" "$wl"; done
+    done
+  done
+}
 # ---------------------------------------------------------------- W5 virtual router
 # vr_hold: the router netns = a holder process's netns (vanishes with it; nothing in
 # /run/netns); sets VR_HOLD and NSX
@@ -796,13 +808,7 @@ if [ "$W5" = 1 ]; then
     CG_VR=("${CG_OUT[@]}")
     echo "W5: veth + tbf $W5_RATE both ways; server netns, CPU $SLOW_CPU, quota $W5_QUOTA_US/$W5_PERIOD_US us," \
          "memory $W5_MEM_MB MiB + $W5_MB MiB (tmpfs pages the server writes count): ${CG_VR[*]}" >> "$OUTDIR/env.txt"
-    for ((r = 1; r <= ROUNDS; r++)); do
-      log "---- W5 router round $r/$ROUNDS"
-      run_one "$r" vr iperf3 NET
-      for wl in $W5_DIRS; do
-        for tool in $(rotate "$r" $W5_TOOLS); do run_one "$r" vr "$tool" "$wl"; done
-      done
-    done
+    site_rounds "W5 router" vr "$ROUNDS" "$W5_DIRS" "$W5_TOOLS"
   else
     log "W5 section skipped: netns/veth/tbf/cgroup setup failed"; echo "W5: setup failed, skipped" >> "$OUTDIR/env.txt"
     SKIPPED+=" W5(netns/veth/tbf/cgroup-setup-failed)"
@@ -833,13 +839,7 @@ if [ "$W7" = 1 ]; then
          "RTT measured: $rtt ms); server netns, CPU $SLOW_CPU, quota $W7_QUOTA_US/$W7_PERIOD_US us," \
          "memory $w7mem MiB: ${CG_VR[*]}" >> "$OUTDIR/env.txt"
     log "W7 link up: $W7_RATE, RTT $rtt ms"
-    for ((r = 1; r <= W7_ROUNDS; r++)); do
-      log "---- W7 off-site round $r/$W7_ROUNDS"
-      run_one "$r" off iperf3 NET
-      for wl in $W7_DIRS; do
-        for tool in $(rotate "$r" $W7_TOOLS); do run_one "$r" off "$tool" "$wl"; done
-      done
-    done
+    site_rounds "W7 off-site" off "$W7_ROUNDS" "$W7_DIRS" "$W7_TOOLS"
   else
     log "W7 section skipped: netns/tun/tbf/cgroup setup failed"; echo "W7: setup failed, skipped" >> "$OUTDIR/env.txt"
     SKIPPED+=" W7(netns/tun/tbf/cgroup-setup-failed)"
