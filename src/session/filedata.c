@@ -314,6 +314,8 @@ static int recv_extent(struct conn *c, uint64_t len, struct afile *f, XXH3_state
 	return 0;
 }
 
+#define COPY_CHUNK (1u << 20)
+
 /* COPY: blocks of the basis into the file. Checked against the basis the
  * signature described, and against the file's size, before anything is read. */
 static int copy_blocks(const struct m_copy *cp, const struct basis *b, uint64_t off, uint64_t size,
@@ -323,22 +325,32 @@ static int copy_blocks(const struct m_copy *cp, const struct basis *b, uint64_t 
 	    (uint64_t)cp->count * b->block > size - off)
 		return err_set(-EBADMSG, "protocol: COPY of blocks %u+%u, past the basis or the file",
 			       cp->block, cp->count);
-	uint8_t *buf = malloc(b->block);
+	/* A run of blocks moves in pieces of up to COPY_CHUNK: small writes
+	 * cost far more per byte (tmpfs here: 2.7 s for 1 GiB in 32 KiB writes,
+	 * 0.46 s in 1 MiB ones). A piece never spans the basis's two files. */
+	uint32_t per = COPY_CHUNK / b->block ? COPY_CHUNK / b->block : 1;
+	uint8_t *buf = malloc((size_t)(per < cp->count ? per : cp->count) * b->block);
 	if (!buf)
 		return err_set(-ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < cp->count; i++) {
-		if (basis_read(b, buf, b->block, (uint64_t)(cp->block + i) * b->block) < 0) {
+	for (uint32_t i = 0; i < cp->count;) {
+		uint64_t at = (uint64_t)(cp->block + i) * b->block;
+		uint32_t k = cp->count - i < per ? cp->count - i : per;
+		if (at < b->split && at + (uint64_t)k * b->block > b->split)
+			k = (uint32_t)((b->split - at) / b->block);
+		size_t n = (size_t)k * b->block;
+		if (basis_read(b, buf, n, at) < 0) {
 			/* the basis changed meanwhile */
-			memset(buf, 0, b->block);
+			memset(buf, 0, n);
 			if (*ok)
 				snprintf(why, whylen, "the old version changed while it was the basis");
 			*ok = 0;
 		}
-		XXH3_128bits_update(h, buf, b->block);
-		if (f && *ok && afile_write(f, buf, b->block) < 0) {
+		XXH3_128bits_update(h, buf, n);
+		if (f && *ok && afile_write(f, buf, n) < 0) {
 			*ok = 0;
 			snprintf(why, whylen, "%s", err_msg());
 		}
+		i += k;
 	}
 	free(buf);
 	return 0;

@@ -49,6 +49,31 @@ static void test_roll_matches_fresh_sum(void **state)
 	free(p);
 }
 
+/* Every length up to a few chunks, and long runs of 0xff (the largest sums:
+ * each lane's running totals wrap mod 2^32 the way the definition does). */
+static void test_roll_init_lengths(void **state)
+{
+	enum { N = DELTA_MAX_BLOCK + 100 };
+	uint8_t *p = malloc(N);
+	struct roll r;
+
+	(void)state;
+	srand(11);
+	for (int i = 0; i < N; i++)
+		p[i] = (uint8_t)rand();
+	for (uint32_t len = 0; len < 300; len++)
+		for (uint32_t off = 0; off < 3; off++) {
+			roll_init(&r, p + off, len);
+			assert_int_equal(roll_sum(&r), naive_sum(p + off, len));
+		}
+	memset(p, 0xff, N);
+	for (uint32_t len = DELTA_MAX_BLOCK - 17; len < N; len += 7) {
+		roll_init(&r, p, len);
+		assert_int_equal(roll_sum(&r), naive_sum(p, len));
+	}
+	free(p);
+}
+
 static void test_block_size(void **state)
 {
 	(void)state;
@@ -93,6 +118,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roll_matches_fresh_sum),
+		cmocka_unit_test(test_roll_init_lengths),
 		cmocka_unit_test(test_block_size),
 		cmocka_unit_test(test_sig_checks),
 	};
