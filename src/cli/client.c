@@ -14,6 +14,7 @@
 #include "channel/keys.h"
 #include "cli/cli.h"
 #include "proto/zchunk.h"
+#include "session/xfilter.h"
 #include "session/zdata.h"
 #include "util/config.h"
 #include "util/err.h"
@@ -387,6 +388,8 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 	m->type = MSG_REQUEST;
 	m->u.request = *rq;
 	rc = conn_send(c, m);
+	if (rc == 0 && (rq->flags & REQ_FILTER) && o->filter)
+		rc = xfilter_send(c, o->filter);
 	if (rc == 0)
 		rc = conn_flush(c);
 	if (rc == 0)

@@ -8,6 +8,8 @@
 #include "proto/msg.h"
 #include "session/conn.h"
 
+struct xfilter;
+
 struct client_opts {
 	const char *identity;      /* -i; NULL = ferry's default id_ferry */
 	const char *known_hosts;   /* NULL = ferry's default known_hosts */
@@ -19,6 +21,7 @@ struct client_opts {
 	uint64_t bwlimit;          /* bytes/s */
 	int family;                /* -4 / -6: 4 or 6; 0 = either */
 	int compress_level;        /* -z: what this side compresses with; 0 = the default */
+	const struct xfilter *filter;   /* sent after the REQUEST when it has REQ_FILTER */
 };
 
 /* Connects and authenticates; on success c->ch is set and the server's

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/filter_args.h"
 #include "cli/opts.h"
 #include "cli/view.h"
 #include "session/receiver.h"
@@ -29,7 +30,7 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	memset(rq, 0, sizeof *rq);
 	rq->op = (uint8_t)op;
 	rq->protection = (uint8_t)x->co.protection;
-	rq->flags = x->flags | (r->slash ? REQ_SLASH : 0);
+	rq->flags = x->flags | (r->slash ? REQ_SLASH : 0) | (x->nfargs ? REQ_FILTER : 0);
 	snprintf(rq->module, sizeof rq->module, "%s", r->module);
 	snprintf(rq->path, sizeof rq->path, "%s", r->path);
 	snprintf(rq->backup_dir, sizeof rq->backup_dir, "%s", x->backup_dir ? x->backup_dir : "");
@@ -161,6 +162,13 @@ int cmd_push(int argc, char **argv)
 		free(jails);
 		return die_msg("out of memory"), EXIT_LOCAL;
 	}
+	struct xfilter xf = { 0 };
+	if ((rc = filter_args_build(&x, &xf)) != 0) {
+		free(jails);
+		free(srcs);
+		return rc;
+	}
+	x.co.filter = &xf;
 	int nopen = sources_open(argv + first, nsrc, &x, srcs, jails, &local);
 	if (nopen == 0) {
 		/* each source was named already, as it failed */
@@ -171,7 +179,8 @@ int cmd_push(int argc, char **argv)
 	}
 	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
 		/* the PC rolls over its files against the box's signatures */
-		struct xfer_opts o = { .flags = x.flags, .do_delta = 1 };
+		struct xfer_opts o = { .flags = x.flags, .do_delta = 1,
+				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		signal(SIGINT, on_stop);
 		signal(SIGTERM, on_stop);
@@ -186,6 +195,7 @@ int cmd_push(int argc, char **argv)
 		chan_free(c.ch);
 	for (int i = 0; i < nopen; i++)
 		jail_close(&jails[i]);
+	xfilter_free(&xf);
 	free(jails);
 	free(srcs);
 	return rc;
@@ -240,8 +250,14 @@ int cmd_pull(int argc, char **argv)
 		return rc;
 	if (remote_is(dest))
 		return die_msg("pull: %s: the destination must be local", dest), EXIT_USAGE;
-	if (dest_open(dest, &j, root, sizeof root) < 0)
+	struct xfilter xf;
+	if ((rc = filter_args_build(&x, &xf)) != 0)
+		return rc;
+	x.co.filter = &xf;
+	if (dest_open(dest, &j, root, sizeof root) < 0) {
+		xfilter_free(&xf);
 		return die_msg("%s", err_msg()), EXIT_LOCAL;
+	}
 	request_init(&rq, OP_PULL, &x, &r);
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
@@ -252,7 +268,8 @@ int cmd_pull(int argc, char **argv)
 		struct xfer_opts o = { .flags = (x.flags & ~REQ_SLASH) |
 						(n && dest[n - 1] == '/' ? REQ_SLASH : 0),
 				       .chmod = x.chmod, .backup_dir = x.backup_dir,
-				       .suffix = x.suffix, .want_sig = 1 };
+				       .suffix = x.suffix, .want_sig = 1,
+				       .filter = x.nfargs ? &xf : NULL };
 		writer_opts_default(&o.writer);
 		o.writer.fsync_each = !!(x.flags & REQ_FSYNC);
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
@@ -264,6 +281,7 @@ int cmd_pull(int argc, char **argv)
 	if (c.ch)
 		chan_free(c.ch);
 	jail_close(&j);
+	xfilter_free(&xf);
 	return rc;
 }
 
@@ -313,9 +331,14 @@ int cmd_ls(int argc, char **argv)
 	/* ls shows a directory's contents, as `ls dir` does; -r the whole tree,
 	 * as rsync --list-only -r. */
 	r.slash = 1;
+	struct xfilter xf;
+	if ((rc = filter_args_build(&x, &xf)) != 0)
+		return rc;
+	x.co.filter = &xf;
 	request_init(&rq, OP_LIST, &x, &r);
-	rq.flags = REQ_SLASH | (x.recursive ? 0 : REQ_NO_RECURSE);
+	rq.flags = REQ_SLASH | (x.recursive ? 0 : REQ_NO_RECURSE) | (x.nfargs ? REQ_FILTER : 0);
 	rc = client_open(&r, &x.co, &rq, &c, &acc);
+	xfilter_free(&xf);   /* the box applies them */
 	if (rc)
 		return rc;
 	struct xfer_hooks h = { .entry = on_entry };

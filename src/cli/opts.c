@@ -29,6 +29,7 @@ enum {
 	O_INFO = 256, O_DEBUG, O_STDERR, O_BACKUP_DIR, O_SUFFIX, O_CHMOD, O_EXISTING,
 	O_IGNORE_EXISTING, O_DELETE, O_IGNORE_MISSING, O_TIMEOUT, O_SIZE_ONLY, O_PORT,
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
+	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -46,7 +47,7 @@ struct rflag {
 #define NO_SHELL "ferry talks to its own daemon over its own protocol: there is no remote shell"
 #define NO_FOLLOW "ferry keeps symlinks as links and never follows one (the jail relies on it)"
 #define LATER_META "owners, groups, devices, hard links, ACLs and xattrs are not kept yet"
-#define LATER_FILTER "filter rules are not implemented yet"
+#define NO_CVS "ferry has no built-in exclude list: write the patterns with --exclude or a .ferry-filter file (-F)"
 #define LATER_DELTA "ferry chooses its delta blocks itself (about the square root of the size)"
 #define ZSTD_ONLY "ferry compresses with zstd only (-z, --compress-level)"
 #define ATOMIC "ferry writes every file to a temporary beside it and renames it into place"
@@ -138,7 +139,7 @@ static const struct rflag rsync_flags[] = {
 	  "time (--delete-during): use --delete" },
 	{ "delete-after", 0, 0, REFUSE, 0, "ferry deletes during the transfer, one directory at a "
 	  "time (--delete-during): use --delete" },
-	{ "delete-excluded", 0, 0, REFUSE, 0, LATER_FILTER },
+	{ "delete-excluded", 0, 0, OWN, O_DELETE_EXCLUDED, NULL },
 	{ "ignore-missing-args", 0, 0, OWN, O_IGNORE_MISSING, NULL },
 	{ "delete-missing-args", 0, 0, REFUSE, 0, "not implemented" },
 	{ "ignore-errors", 0, 0, REFUSE, 0, "ferry deletes whatever I/O errors happened elsewhere; "
@@ -155,7 +156,8 @@ static const struct rflag rsync_flags[] = {
 	  ".ferry-part.NAME, hidden from listings" },
 	{ "delay-updates", 0, 0, REFUSE, 0, "not implemented: each file is renamed into place as it "
 	  "is complete" },
-	{ "prune-empty-dirs", 'm', 0, REFUSE, 0, LATER_FILTER },
+	{ "prune-empty-dirs", 'm', 0, REFUSE, 0, "ferry sends every directory it does not exclude, "
+	  "empty or not (the file list is streamed, never held to prune)" },
 	{ "numeric-ids", 0, 0, REFUSE, 0, LATER_META },
 	{ "usermap", 0, 1, REFUSE, 0, LATER_META },
 	{ "groupmap", 0, 1, REFUSE, 0, LATER_META },
@@ -181,13 +183,13 @@ static const struct rflag rsync_flags[] = {
 	  "at a time" },
 	{ "skip-compress", 0, 1, REFUSE, 0, "ferry finds incompressible data itself: a chunk that "
 	  "does not shrink by 3 % goes raw, and the file backs off" },
-	{ "cvs-exclude", 'C', 0, REFUSE, 0, LATER_FILTER },
-	{ "filter", 'f', 1, REFUSE, 0, LATER_FILTER },
-	{ NULL, 'F', 0, REFUSE, 0, LATER_FILTER },
-	{ "exclude", 0, 1, REFUSE, 0, LATER_FILTER },
-	{ "exclude-from", 0, 1, REFUSE, 0, LATER_FILTER },
-	{ "include", 0, 1, REFUSE, 0, LATER_FILTER },
-	{ "include-from", 0, 1, REFUSE, 0, LATER_FILTER },
+	{ "cvs-exclude", 'C', 0, REFUSE, 0, NO_CVS },
+	{ "filter", 'f', 1, OWN, 'f', NULL },
+	{ NULL, 'F', 0, OWN, 'F', NULL },
+	{ "exclude", 0, 1, OWN, O_EXCLUDE, NULL },
+	{ "exclude-from", 0, 1, OWN, O_EXCLUDE_FROM, NULL },
+	{ "include", 0, 1, OWN, O_INCLUDE, NULL },
+	{ "include-from", 0, 1, OWN, O_INCLUDE_FROM, NULL },
 	{ "files-from", 0, 1, REFUSE, 0, "not implemented" },
 	{ "from0", '0', 0, REFUSE, 0, "there are no *-from files yet" },
 	{ "old-args", 0, 0, REFUSE, 0, "ferry sends paths inside its protocol, never through a shell" },
@@ -346,6 +348,15 @@ static int info_flags(const char *cmd, const char *s, struct xfer_cli *x)
 	return 0;
 }
 
+/* The filter rules in command-line order: at most one per argument, so
+ * argc entries always suffice. The parser's, kept for the process. */
+static struct filter_arg *fargs;
+
+static void add_farg(struct xfer_cli *x, enum filter_arg_kind kind, const char *arg)
+{
+	fargs[x->nfargs++] = (struct filter_arg){ .kind = kind, .arg = arg };
+}
+
 /* The ids ferry handles with rsync's meaning; 1 = not one of them. */
 static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 {
@@ -414,6 +425,16 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case O_BWLIMIT:
 		if (parse_rate(optarg, &x->co.bwlimit) < 0)
 			return bad(cmd, "--bwlimit %s: %s", optarg, err_msg());
+		break;
+	case 'f': add_farg(x, FA_RULE, optarg); break;
+	case 'F': add_farg(x, FA_F, NULL); break;
+	case O_EXCLUDE: add_farg(x, FA_EXCLUDE, optarg); break;
+	case O_INCLUDE: add_farg(x, FA_INCLUDE, optarg); break;
+	case O_EXCLUDE_FROM: add_farg(x, FA_EXCLUDE_FROM, optarg); break;
+	case O_INCLUDE_FROM: add_farg(x, FA_INCLUDE_FROM, optarg); break;
+	case O_DELETE_EXCLUDED:
+		x->delete_excluded = 1;
+		x->flags |= REQ_DELETE;   /* as rsync: --delete-excluded implies --delete */
 		break;
 	default:
 		return 1;
@@ -504,6 +525,10 @@ int xfer_opts_parse(int argc, char **argv, struct xfer_cli *x)
 	if (!shorts[0])
 		build(lo, shorts);
 	memset(x, 0, sizeof *x);
+	free(fargs);
+	if (!(fargs = calloc((size_t)argc + 1, sizeof *fargs)))
+		return bad(cmd, "out of memory");
+	x->fargs = fargs;
 	x->co.protection = PROT_ENCRYPT;
 	x->co.timeout_ms = 30000;
 	optind = 1;

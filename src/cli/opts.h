@@ -10,6 +10,13 @@
 
 #include "cli/client.h"
 
+/* A filter rule as given, in command-line order (cli/filter_args.c). */
+enum filter_arg_kind { FA_RULE, FA_EXCLUDE, FA_INCLUDE, FA_EXCLUDE_FROM, FA_INCLUDE_FROM, FA_F };
+struct filter_arg {
+	enum filter_arg_kind kind;
+	const char *arg;            /* argv's; NULL for -F */
+};
+
 struct xfer_cli {
 	struct client_opts co;
 	uint32_t flags;             /* REQ_* */
@@ -26,6 +33,9 @@ struct xfer_cli {
 	unsigned port;              /* --port; 0 = as the remote path says */
 	int recursive;              /* -r or -a given: ls lists the whole tree */
 	int zlevel, zlevel_set;     /* --compress-level */
+	const struct filter_arg *fargs;   /* the rules in order (the parser's, for the process) */
+	size_t nfargs;
+	int delete_excluded;        /* --delete-excluded (implies --delete) */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

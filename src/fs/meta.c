@@ -159,6 +159,8 @@ struct rm_ctx {
 	int top;        /* the caller's dirfd */
 	char *path;     /* current directory, relative to top */
 	size_t len, cap;
+	fs_keep_fn keep;   /* NULL: everything goes */
+	void *kctx;
 };
 
 static int rm_push(struct rm_ctx *c, const char *name)
@@ -262,7 +264,7 @@ reopen:
 			return e;
 		*pfd = e;
 	}
-	if (r < 0)
+	if (r != 0)   /* an error, or something kept inside: the directory stays */
 		return r;
 	if (unlinkat(*pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return err_sys(-errno, "remove directory %s", fs_quote(q, name, strlen(name)));
@@ -275,18 +277,35 @@ static int rm_contents(struct rm_ctx *c, int fd, int depth)
 	struct dirlist l;
 	int r;
 
+	int kept = 0;
+
 	r = dirlist_read(fd, &l);
-	for (size_t i = 0; r == 0 && i < l.n; i++)
+	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+		if (c->keep && rm_push(c, l.ents[i].name) == 0) {
+			int k = c->keep(c->kctx, c->path, S_ISDIR(l.ents[i].st.st_mode));
+			rm_pop(c);
+			if (k) {
+				kept = 1;
+				continue;
+			}
+		}
 		r = rm_entry(c, &fd, l.ents[i].name, depth);
+		kept |= r == 1;
+	}
 	dirlist_free(&l);   /* zeroed by a failed dirlist_read */
 	if (fd >= 0)
 		close(fd);
-	return r;
+	return r < 0 ? r : kept;
 }
 
 int fs_remove_tree(int dirfd, const char *name)
 {
-	struct rm_ctx c = { .top = dirfd };
+	return fs_remove_tree_keep(dirfd, name, NULL, NULL);
+}
+
+int fs_remove_tree_keep(int dirfd, const char *name, fs_keep_fn keep, void *ctx)
+{
+	struct rm_ctx c = { .top = dirfd, .keep = keep, .kctx = ctx };
 	int fd = dirfd;
 	int r;
 

@@ -31,5 +31,11 @@ int fs_symlink_atomic(int dirfd, const char *name, const char *target,
  * Never follows a symlink (a link is removed, not what it points to). Uses a
  * bounded number of fds at any depth. A missing name is not an error. */
 int fs_remove_tree(int dirfd, const char *name);
+/* The same, but what keep(ctx, path, is_dir) says to keep inside the
+ * directory stays, and so do the directories holding it (rsync's "cannot
+ * delete non-empty directory"); path is relative to dirfd. Returns 1 when
+ * something was kept, 0 when all is gone, <0 on error. */
+typedef int (*fs_keep_fn)(void *ctx, const char *path, int is_dir);
+int fs_remove_tree_keep(int dirfd, const char *name, fs_keep_fn keep, void *ctx);
 
 #endif

@@ -13,6 +13,7 @@ const char *msg_type_name(uint8_t type)
 	case MSG_REQUEST: return "REQUEST";
 	case MSG_ACCEPT: return "ACCEPT";
 	case MSG_REFUSE: return "REFUSE";
+	case MSG_FILTER: return "FILTER";
 	case MSG_DIR_BEGIN: return "DIR_BEGIN";
 	case MSG_ENTRY: return "ENTRY";
 	case MSG_DIR_END: return "DIR_END";
@@ -75,6 +76,20 @@ static void rd_fields(struct rd *r, struct msg *m)
 		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_LIST ||
 		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
 			r->err = -EBADMSG;
+		break;
+	case MSG_FILTER:
+		m->u.filter.total = rd_u32(r);
+		m->u.filter.offset = rd_u32(r);
+		/* the piece is the rest of the record */
+		m->u.filter.bytes = r->p;
+		m->u.filter.len = (uint16_t)r->left;
+		if (r->err || !r->left || r->left > FILTER_MAX_PIECE ||
+		    m->u.filter.total > MSG_FILTER_MAX_TOTAL ||
+		    m->u.filter.offset > m->u.filter.total ||
+		    r->left > m->u.filter.total - m->u.filter.offset)
+			r->err = -EBADMSG;
+		else
+			rd_skip(r, r->left);
 		break;
 	case MSG_ACCEPT:
 		m->u.accept.protection = rd_u8(r);
@@ -239,6 +254,11 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_str(w, m->u.request.backup_dir);
 		wr_str(w, m->u.request.suffix);
 		wr_str(w, m->u.request.chmod);
+		break;
+	case MSG_FILTER:
+		wr_u32(w, m->u.filter.total);
+		wr_u32(w, m->u.filter.offset);
+		wr_bytes(w, m->u.filter.bytes, m->u.filter.len);
 		break;
 	case MSG_ACCEPT:
 		wr_u8(w, m->u.accept.protection);

@@ -39,6 +39,13 @@
  * length never exceeds zstd's bound for that (ZSTD_COMPRESSBOUND(128 KiB),
  * checked against zstd.h in src/proto/zchunk.c), and its window is at most
  * 2^ZDATA_WINDOW_LOG bytes, so a box decodes in a fixed few hundred KiB. */
+/* Filter rules (docs/FILTERS.md, wire form): after a REQUEST with
+ * REQ_FILTER, FILTER records carry the encoded list in order, each piece at
+ * most FILTER_MAX_PIECE bytes, the whole at most MSG_FILTER_MAX_TOTAL (what
+ * util/filter.h's largest list encodes to fits; session/xfilter.c checks). */
+#define MSG_FILTER_MAX_TOTAL (1u << 17)
+#define FILTER_MAX_PIECE (32u << 10)
+
 #define ZDATA_MAX_RAW (128u << 10)
 #define ZDATA_MAX_ZLEN (ZDATA_MAX_RAW + (ZDATA_MAX_RAW >> 8))
 #define ZDATA_WINDOW_LOG 17
@@ -50,7 +57,7 @@
 #define MSG_MAX_ENCODED (1 + 4 + 4 + 2 + SIG_MAX_BLOCKS * SIG_ENTRY_LEN)
 
 enum msg_type {
-	MSG_REQUEST = 0x01, MSG_ACCEPT = 0x02, MSG_REFUSE = 0x03,
+	MSG_REQUEST = 0x01, MSG_ACCEPT = 0x02, MSG_REFUSE = 0x03, MSG_FILTER = 0x04,
 	MSG_DIR_BEGIN = 0x10, MSG_ENTRY = 0x11, MSG_DIR_END = 0x12,
 	MSG_DIR_META = 0x13, MSG_END = 0x14, MSG_TOTALS = 0x15,
 	MSG_FILE_BEGIN = 0x20, MSG_DATA = 0x21, MSG_HOLE = 0x22, MSG_FILE_END = 0x23,
@@ -87,7 +94,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_WHOLE_FILE 0x8000u /* -W: no delta transfer */
 #define REQ_COMPRESS  0x10000u /* -z: file data may travel zstd-compressed (ZDATA) */
 #define REQ_NO_RESUME 0x20000u /* --no-resume: an interrupted file leaves no partial */
-#define REQ_KNOWN     0x3ffffu
+#define REQ_FILTER    0x40000u /* filter rules follow the REQUEST in FILTER records */
+#define REQ_KNOWN     0x7ffffu
 
 enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
 #define ENT_HAS_HASH 0x01u
@@ -127,6 +135,8 @@ struct m_request {
 	char chmod[MSG_MAX_NAME + 1];        /* --chmod, applied by the receiver */
 };
 
+/* FILTER: bytes [offset, offset + len) of a filter list of total bytes. */
+struct m_filter { uint32_t total, offset; uint16_t len; const uint8_t *bytes; };
 struct m_accept { uint8_t protection; uint32_t flags; char comment[MSG_MAX_NAME + 1]; };
 struct m_refuse { uint16_t code; char reason[MSG_MAX_TEXT + 1]; };   /* also MSG_ERROR */
 struct m_dir_begin { uint8_t flags; char path[MSG_MAX_PATH + 1]; };
@@ -182,6 +192,7 @@ struct msg {
 	union {
 		struct m_request request;
 		struct m_accept accept;
+		struct m_filter filter;
 		struct m_refuse refuse;
 		struct m_dir_begin dir_begin;
 		struct m_entry entry;

@@ -22,6 +22,7 @@
 #include "session/resume.h"
 #include "session/filedata.h"
 #include "session/progress.h"
+#include "session/xfilter.h"
 #include "util/chmod.h"
 #include "util/err.h"
 #include "util/path.h"
@@ -339,6 +340,8 @@ static int setup_root(struct receiver *r, const struct m_dir_begin *db)
 	r->j = &r->own;
 	r->root[0] = '\0';
 	r->bk = (struct backup){ .j = r->j, .dir = r->o->backup_dir, .suffix = r->o->suffix };
+	/* the receiver's dir-merge files are its own, in the destination */
+	xfilter_place(r->o->filter, r->j, "");
 	return 0;
 }
 
@@ -372,8 +375,13 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	local_clear(r);
 	/* single-file mode lists the parent of what was named: never mirrored */
 	if ((r->o->flags & REQ_DELETE) && !(db->flags & DIRB_SYNTHETIC) && !r->single &&
-	    r->cur_fd >= 0)
-		local_read(r, db->path[0] ? db->path : ".");
+	    r->cur_fd >= 0) {
+		/* what the rules protect here is known before anything is deleted */
+		if (xfilter_goto(r->o->filter, db->path) < 0)
+			file_error(r, db->path[0] ? db->path : ".", err_msg());
+		else
+			local_read(r, db->path[0] ? db->path : ".");
+	}
 	return 0;
 }
 
@@ -482,11 +490,37 @@ static int want_push(struct receiver *r, const struct m_entry *e, const char *lp
 }
 
 /* Deletes cur/name, or with -b moves it to its backup. */
+/* Inside a directory --delete removes, what the filter rules protect stays
+ * (rel is relative to the directory being listed). */
+static int protected_inside(void *ctx, const char *rel, int is_dir)
+{
+	struct receiver *r = ctx;
+	char wpath[PATH_MAX_WIRE + 1], dir[PATH_MAX_WIRE + 1];
+
+	if (path_join(wpath, sizeof wpath, r->cur, rel) < 0)
+		return 1;
+	snprintf(dir, sizeof dir, "%s", wpath);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+	/* rules that cannot be read keep everything: nothing is lost */
+	return xfilter_goto(r->o->filter, dir) < 0 ||
+	       xfilter_excluded(r->o->filter, FILTER_RECEIVER, wpath, is_dir);
+}
+
 static int remove_entry(struct receiver *r, const char *name, const char *wpath)
 {
 	if (r->o->flags & REQ_BACKUP)
 		return backup_keep(&r->bk, r->cur_fd, name, wpath, 1);
-	return fs_remove_tree(r->cur_fd, name);
+	if (!r->o->filter)
+		return fs_remove_tree(r->cur_fd, name);
+	int rc = fs_remove_tree_keep(r->cur_fd, name, protected_inside, r);
+	int back = xfilter_goto(r->o->filter, r->cur);   /* for the rest of this listing */
+	if (rc == 1)
+		log_info("%s: kept, it holds what the filter rules protect", wpath);
+	return rc < 0 ? rc : back < 0 ? back : 0;
 }
 
 /* Makes room for an entry of another type: rsync -a replaces it. */
@@ -710,6 +744,9 @@ static int on_dir_end(struct receiver *r)
 			snprintf(wpath, sizeof wpath, "%s", n);
 		if ((r->o->flags & REQ_BACKUP) && backup_is_ours(&r->bk, wpath, n))
 			continue;
+		if (xfilter_excluded(r->o->filter, FILTER_RECEIVER, wpath,
+				     S_ISDIR(r->local.ents[i].st.st_mode)))
+			continue;   /* protected: excluded, P, or a receiver-side rule */
 		report(r, CHG_DELETE, wpath);
 		r->st->deleted++;
 		if (!r->dry && remove_entry(r, n, wpath) < 0)

@@ -17,6 +17,7 @@
 #include "session/delta.h"
 #include "session/filedata.h"
 #include "session/progress.h"
+#include "session/xfilter.h"
 #include "util/err.h"
 #include "util/path.h"
 #include "util/log.h"
@@ -623,6 +624,26 @@ static int send_meta(struct sender *s, const char *path, const struct stat *st)
 	return send_dir_msg(s, MSG_DIR_META, 0, path, st);
 }
 
+/* Takes out of a listing what is never sent: files in progress, partials
+ * (resume), and what the filter rules exclude (an excluded directory is then
+ * not descended into either). The directory wpath must be entered. */
+static void drop_unsent(const struct xfilter *f, struct dirlist *l, const char *wpath)
+{
+	char child[PATH_MAX_WIRE + 1];
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct dirent_info *e = &l->ents[i];
+		if (fs_is_tmp_name(e->name) || fs_is_partial_name(e->name))
+			continue;
+		if (f && path_join(child, sizeof child, wpath, e->name) == 0 &&
+		    xfilter_excluded(f, FILTER_SENDER, child, S_ISDIR(e->st.st_mode)))
+			continue;
+		l->ents[k++] = *e;
+	}
+	l->n = k;
+}
+
 /* Lists the directory open as dfd, whose wire path is d->path: DIR_BEGIN, an
  * ENTRY per child, DIR_END. Its listing then stays on the stack for the
  * descent into its subdirectories (unless the walk is one level only). */
@@ -640,11 +661,14 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 		dirlist_free(&l);
 		return 0;
 	}
+	if (xfilter_goto(s->o->filter, wpath) < 0) {   /* a bad dir-merge file here */
+		xfer_error(s->st, "%s: not sent: %s", wpath[0] ? wpath : ".", err_msg());
+		dirlist_free(&l);
+		return 0;
+	}
+	drop_unsent(s->o->filter, &l, wpath);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
-		/* files in progress and partials (resume) are never shown */
-		if (fs_is_tmp_name(l.ents[i].name) || fs_is_partial_name(l.ents[i].name))
-			continue;
 		if (path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0) {
 			xfer_error(s->st, "%s/%s: path longer than %d bytes, skipped", wpath,
 				   l.ents[i].name, PATH_MAX_WIRE);
@@ -725,12 +749,14 @@ static int walk_root(struct sender *s)
 	const struct source *src = &s->srcs[0];
 	int rc;
 
+	xfilter_place(s->o->filter, src->jail, src->base);
 	if (s->nsrc == 1 && !src->top[0]) {
 		int dfd = jail_open_dir(src->jail, src->base, O_RDONLY);
 		if (dfd < 0)
 			return dfd;
 		rc = walk_tree(s, 0, "", dfd);
 		close(dfd);
+		xfilter_leave_all(s->o->filter);
 		return rc;
 	}
 	struct stat *sts = calloc(s->nsrc, sizeof *sts);
@@ -752,9 +778,21 @@ static int walk_root(struct sender *s)
 		close(dfd);
 		single = single && S_ISREG(sts[i].st_mode);
 	}
+	/* the named sources are matched too, as rsync matches "src" */
+	if (xfilter_goto(s->o->filter, "") < 0) {
+		xfer_error(s->st, "not sent: %s", err_msg());
+		for (size_t i = 0; i < s->nsrc; i++)
+			sts[i].st_mode = 0;
+	}
+	for (size_t i = 0; i < s->nsrc; i++)
+		if (xfilter_excluded(s->o->filter, FILTER_SENDER, s->srcs[i].top,
+				     S_ISDIR(sts[i].st_mode)))
+			sts[i].st_mode = 0;   /* not sent */
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, DIRB_SYNTHETIC | (single ? DIRB_SINGLE : 0), "", NULL);
 	for (size_t i = 0; rc == 0 && i < s->nsrc; i++) {
 		char lp[PATH_MAX_WIRE + 1];
+		if (!sts[i].st_mode)
+			continue;
 		const char *leaf;
 		path_join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
 		int dfd = jail_open_parent(s->srcs[i].jail, lp, &leaf);
@@ -767,28 +805,37 @@ static int walk_root(struct sender *s)
 	}
 	if (rc == 0)
 		rc = send_dir_msg(s, MSG_DIR_END, 0, NULL, NULL);
-	for (size_t i = 0; rc == 0 && !(s->o->flags & REQ_NO_RECURSE) && i < s->nsrc; i++)
-		if (S_ISDIR(sts[i].st_mode))
-			rc = walk_tree(s, (uint16_t)i, s->srcs[i].top, -1);
+	for (size_t i = 0; rc == 0 && !(s->o->flags & REQ_NO_RECURSE) && i < s->nsrc; i++) {
+		if (!S_ISDIR(sts[i].st_mode))
+			continue;
+		/* dir-merge files below are this source's; the root's were the first's */
+		xfilter_place(s->o->filter, s->srcs[i].jail, s->srcs[i].base);
+		rc = walk_tree(s, (uint16_t)i, s->srcs[i].top, -1);
+	}
+	xfilter_leave_all(s->o->filter);
 	free(sts);
 	return rc;
 }
 
 /* --- totals --------------------------------------------------------------- */
 
-/* Adds the regular files of the directory d->path (a local path) to the
- * totals and keeps its listing on the stack for the descent. What cannot be
- * read counts nothing: the totals only feed the progress line. */
-static void count_enter(const struct jail *j, struct dirstack *d, uint64_t *files,
-			uint64_t *bytes)
+/* Adds the regular files of the directory d->path (a local path; its wire
+ * path is what follows the first `skip` bytes) to the totals and keeps its
+ * listing on the stack for the descent, less what the walk will not send.
+ * What cannot be read counts nothing: the totals only feed the progress line. */
+static void count_enter(const struct sender *s, const struct jail *j, struct dirstack *d,
+			size_t skip, uint64_t *files, uint64_t *bytes)
 {
 	struct dirlist l = { 0 };
 	struct stat st;
+	const char *wpath = strlen(d->path) > skip ? d->path + skip : "";
 	int dfd = jail_open_dir(j, d->path, O_RDONLY);
 
 	if (dfd < 0)
 		return;
-	if (dirlist_read(dfd, &l) == 0 && fstat(dfd, &st) == 0) {
+	if (dirlist_read(dfd, &l) == 0 && fstat(dfd, &st) == 0 &&
+	    xfilter_goto(s->o->filter, wpath) == 0) {
+		drop_unsent(s->o->filter, &l, wpath);
 		for (size_t i = 0; i < l.n; i++) {
 			if (S_ISREG(l.ents[i].st.st_mode)) {
 				(*files)++;
@@ -802,16 +849,20 @@ static void count_enter(const struct jail *j, struct dirstack *d, uint64_t *file
 }
 
 /* The same loop over a heap stack as the walk (walk_below): no recursion. */
-static void count_tree(const struct jail *j, const char *lp, uint64_t *files, uint64_t *bytes)
+static void count_tree(const struct sender *s, size_t si, const char *lp, uint64_t *files,
+		       uint64_t *bytes)
 {
+	const struct source *src = &s->srcs[si];
+	size_t skip = src->base[0] ? strlen(src->base) + 1 : 0;
 	struct dirstack d;
 
 	if (dirstack_init(&d, lp) < 0)
 		return;
-	count_enter(j, &d, files, bytes);
+	xfilter_place(s->o->filter, src->jail, src->base);
+	count_enter(s, src->jail, &d, skip, files, bytes);
 	while (d.n) {
 		if (dirstack_next_dir(&d))
-			count_enter(j, &d, files, bytes);
+			count_enter(s, src->jail, &d, skip, files, bytes);
 		else
 			dirstack_pop(&d);
 	}
@@ -824,22 +875,29 @@ static int send_totals(struct sender *s)
 {
 	uint64_t files = 0, bytes = 0;
 
+	xfilter_place(s->o->filter, s->srcs[0].jail, s->srcs[0].base);
 	for (size_t i = 0; i < s->nsrc; i++) {
 		char lp[PATH_MAX_WIRE + 1];
 		struct stat st;
 		const char *leaf;
 		path_join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
 		int dfd = jail_open_parent(s->srcs[i].jail, lp[0] ? lp : ".", &leaf);
-		if (lp[0] && dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode)) {
+		int got = lp[0] && dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		if (got && s->srcs[i].top[0] &&
+		    (xfilter_goto(s->o->filter, "") < 0 ||
+		     xfilter_excluded(s->o->filter, FILTER_SENDER, s->srcs[i].top,
+				      S_ISDIR(st.st_mode)))) {
+			/* not sent: not counted */
+		} else if (got && S_ISREG(st.st_mode)) {
 			files++;
 			bytes += (uint64_t)st.st_size;
 		} else {
-			count_tree(s->srcs[i].jail, lp, &files, &bytes);
+			count_tree(s, i, lp, &files, &bytes);
 		}
 		if (dfd >= 0)
 			close(dfd);
 	}
+	xfilter_leave_all(s->o->filter);
 	s->out.type = MSG_TOTALS;
 	s->out.u.totals.files = files;
 	s->out.u.totals.bytes = bytes;

@@ -15,6 +15,7 @@
 #include "session/conn.h"
 #include "session/receiver.h"
 #include "session/sender.h"
+#include "session/xfilter.h"
 #include "proto/zchunk.h"
 #include "session/zdata.h"
 #include "util/chmod.h"
@@ -143,7 +144,7 @@ static int exists(const struct jail *j, const char *path)
 }
 
 static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
-		  struct jail *j)
+		  struct jail *j, struct xfilter *xf)
 {
 	/* setuid/setgid bits from a client are dropped (a daemon often runs as root) */
 	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1,
@@ -151,7 +152,8 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 			       .backup_dir = rq->backup_dir[0] ? rq->backup_dir : NULL,
 			       .suffix = rq->suffix[0] ? rq->suffix : NULL,
 			       /* the box asks for deltas and never rolls (issue 11) */
-			       .want_delta = 1, .do_delta = 0, .send_sig = 1 };
+			       .want_delta = 1, .do_delta = 0, .send_sig = 1,
+			       .filter = (rq->flags & REQ_FILTER) ? xf : NULL };
 	struct xfer_hooks h = { 0 };
 	struct xfer_stats st = { 0 };
 	struct source src;
@@ -214,6 +216,15 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		rc = refuse(&c, REF_NOT_FOUND, "module '%s': %s does not exist", mod->name,
 			    fs_quote(q, m->u.request.path, strlen(m->u.request.path)));
 	}
+	/* the client's filter rules, once it may use the module */
+	struct xfilter xf;
+	int xrc = xfilter_init(&xf, 0, 0);
+	if (rc == 0 && xrc < 0)
+		rc = xrc;
+	if (rc == 0 && (m->u.request.flags & REQ_FILTER) && (xrc = xfilter_recv(&c, &xf)) < 0) {
+		log_warn("%s", err_msg());
+		rc = xrc == -EBADMSG ? xrc : refuse(&c, REF_PROTOCOL, "%s", err_msg());
+	}
 	struct msg acc = { .type = MSG_ACCEPT };
 	if (rc == 0) {
 		acc.u.accept.protection = m->u.request.protection;
@@ -227,12 +238,13 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc == 0) {
 		conn_set_protection(&c, m->u.request.protection, m->u.request.flags);
 		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
-		rc = run_op(&c, sc, &m->u.request, &j);
+		rc = run_op(&c, sc, &m->u.request, &j, &xf);
 	}
 	if (rc < 0)
 		/* a bad peer is a protocol error; anything else, the server's disk */
 		conn_fail(&c, rc == -EBADMSG ? REF_PROTOCOL : REF_IO, err_msg());
 	zdata_free(&c);
+	xfilter_free(&xf);
 	jail_close(&j);
 	free(m);
 	return rc;

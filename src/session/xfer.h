@@ -22,6 +22,8 @@ struct xfer_hooks {
 	struct progress *progress;   /* may be NULL */
 };
 
+struct xfilter;
+
 struct xfer_opts {
 	uint32_t flags;              /* REQ_* */
 	struct writer_opts writer;
@@ -34,6 +36,7 @@ struct xfer_opts {
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
 	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
 	int send_sig;                /* sender: answers WANT_SIG (a box: pull) */
+	struct xfilter *filter;      /* filter rules (session/xfilter.h); NULL = none */
 };
 
 struct xfer_stats {

@@ -8,6 +8,10 @@
  *       prints the answer: "ACCEPT" (exit 0) or "REFUSE <code> <reason>"
  *       (exit 5). Other failures exit 7.
  *
+ *       EVIL_FILTER=FILE (any client mode): REQ_FILTER, and FILE's bytes as
+ *       FILTER records after the REQUEST (EVIL_FILTER_TOTAL: the total they
+ *       announce, default the file's size).
+ *
  *   ferry-evil push-entry HOST PORT KEYFILE MODULE DIRPATH NAME TYPE [TARGET]
  *       TYPE = file | dir | link (TARGET: the link's target). NAME is sent raw
  *       (ENTRY is encoded by hand: even a name over 255 bytes). Requests a push
@@ -1092,6 +1096,31 @@ static int answer(struct conn *c)
 /* --- the client modes ------------------------------------------------------------- */
 
 /* Handshake and REQUEST; 0 on ACCEPT (c ready), else an exit code. */
+/* EVIL_FILTER=FILE: FILE's bytes as FILTER records after the REQUEST, as
+ * they are (no check of the wire form); the total they announce is the
+ * file's size, or EVIL_FILTER_TOTAL. */
+static int send_raw_filter(struct conn *c, const char *file)
+{
+	static uint8_t buf[1u << 20];
+	struct msg m = { .type = MSG_FILTER };
+	FILE *f = fopen(file, "rb");
+	size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+	const char *t = getenv("EVIL_FILTER_TOTAL");
+	int rc = 0;
+
+	if (f)
+		fclose(f);
+	for (size_t off = 0; rc == 0 && off < n;) {
+		size_t k = n - off < FILTER_MAX_PIECE ? n - off : FILTER_MAX_PIECE;
+		m.u.filter = (struct m_filter){ .total = t ? (uint32_t)strtoul(t, NULL, 0) : (uint32_t)n,
+						.offset = (uint32_t)off, .len = (uint16_t)k,
+						.bytes = buf + off };
+		rc = conn_send(c, &m);
+		off += k;
+	}
+	return rc;
+}
+
 static int open_session(const char *host, const char *port, const char *keyfile,
 			const char *module, const char *path, int op, uint32_t flags,
 			struct conn *c)
@@ -1133,7 +1162,11 @@ static int open_session(const char *host, const char *port, const char *keyfile,
 		return EX_OTHER;
 	}
 	/* REQUEST by hand: the path goes out raw, even over MSG_MAX_PATH. */
+	if (getenv("EVIL_FILTER"))
+		flags |= REQ_FILTER;
 	rc = send_raw_request(c, (uint8_t)op, (uint8_t)prot, flags, module, path);
+	if (rc == 0 && getenv("EVIL_FILTER"))
+		rc = send_raw_filter(c, getenv("EVIL_FILTER"));
 	if (rc == 0)
 		rc = conn_flush(c);
 	if (rc == 0)
