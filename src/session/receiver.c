@@ -70,6 +70,8 @@ struct receiver {
 	const struct xfer_hooks *h;
 	struct xfer_stats *st;
 	char root[PATH_MAX_WIRE + 1];   /* the transfer root inside the jail */
+	char mroot[PATH_MAX_WIRE + 1];  /* ... inside the module, for its own excludes */
+	int cur_hidden;                 /* the listing is of a directory the module excludes */
 	int dry;
 	/* single-file mode: the one file is written under this name */
 	int single, single_done;
@@ -285,6 +287,13 @@ static void local_mark(struct receiver *r, const char *name)
 		r->seen[d - r->local.ents] = 1;
 }
 
+/* The module's own excludes (ferry.conf "exclude"): never written, never
+ * deleted; wpath is relative to the transfer root. */
+static int module_hides(const struct receiver *r, const char *wpath, int is_dir)
+{
+	return xfilter_module_excluded(r->o->module_filter, r->mroot, wpath, is_dir);
+}
+
 /* mkdir -p of `path` inside the jail (each missing component, 0755). */
 static int mkdirs(struct receiver *r, const char *path)
 {
@@ -332,6 +341,9 @@ static int setup_root(struct receiver *r, const struct m_dir_begin *db)
 		else
 			r->root[0] = '\0';
 	}
+	snprintf(r->mroot, sizeof r->mroot, "%s", r->root);
+	if (xfilter_module_excluded(r->o->module_filter, "", r->root, 1))
+		return err_set(-EACCES, "the destination is excluded by the module");
 	if (!r->dry && (rc = mkdirs(r, r->root)) < 0)
 		return rc;
 	rc = jail_open_at(&r->own, r->j, r->root);
@@ -366,6 +378,14 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 		return rc;
 	if (r->cur_fd >= 0)
 		close(r->cur_fd);
+	r->cur_fd = -1;
+	r->cur_hidden = db->path[0] && module_hides(r, db->path, 1);
+	if (r->cur_hidden) {   /* its entries are ignored, nothing in it deleted */
+		snprintf(r->cur, sizeof r->cur, "%s", db->path);
+		r->in_listing = 1;
+		local_clear(r);
+		return 0;
+	}
 	r->cur_fd = jail_open_dir(r->j, lp, O_RDONLY);
 	/* with --existing a directory that is not here was not created: quietly */
 	if (r->cur_fd < 0 && !r->dry && !(r->cur_fd == -ENOENT && (r->o->flags & REQ_EXISTING)))
@@ -505,6 +525,8 @@ static int protected_inside(void *ctx, const char *rel, int is_dir)
 		*slash = '\0';
 	else
 		dir[0] = '\0';
+	if (module_hides(r, wpath, is_dir))
+		return 1;
 	/* rules that cannot be read keep everything: nothing is lost */
 	return xfilter_goto(r->o->filter, dir) < 0 ||
 	       xfilter_excluded(r->o->filter, FILTER_RECEIVER, wpath, is_dir);
@@ -514,7 +536,7 @@ static int remove_entry(struct receiver *r, const char *name, const char *wpath)
 {
 	if (r->o->flags & REQ_BACKUP)
 		return backup_keep(&r->bk, r->cur_fd, name, wpath, 1);
-	if (!r->o->filter)
+	if (!r->o->filter && !r->o->module_filter)
 		return fs_remove_tree(r->cur_fd, name);
 	int rc = fs_remove_tree_keep(r->cur_fd, name, protected_inside, r);
 	int back = xfilter_goto(r->o->filter, r->cur);   /* for the rest of this listing */
@@ -714,7 +736,9 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		return rc;
 	local_mark(r, name);
 	exists = r->cur_fd >= 0 && fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
-	if (r->cur_fd < 0 && !r->dry)
+	if (r->cur_hidden || module_hides(r, wpath, e->type == ENT_DIR))
+		rc = 0;   /* never written (ferry.conf "exclude") */
+	else if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
 	else if (keep_as_is(r, e, exists))
 		rc = 0;
@@ -745,8 +769,9 @@ static int on_dir_end(struct receiver *r)
 		if ((r->o->flags & REQ_BACKUP) && backup_is_ours(&r->bk, wpath, n))
 			continue;
 		if (xfilter_excluded(r->o->filter, FILTER_RECEIVER, wpath,
-				     S_ISDIR(r->local.ents[i].st.st_mode)))
-			continue;   /* protected: excluded, P, or a receiver-side rule */
+				     S_ISDIR(r->local.ents[i].st.st_mode)) ||
+		    module_hides(r, wpath, S_ISDIR(r->local.ents[i].st.st_mode)))
+			continue;   /* protected: excluded, P, a receiver-side rule, the module's */
 		report(r, CHG_DELETE, wpath);
 		r->st->deleted++;
 		if (!r->dry && remove_entry(r, n, wpath) < 0)
@@ -766,7 +791,7 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 			       r->single ? "in a single-file transfer" : "before the root listing");
 	if ((rc = path_check(dm->path, strlen(dm->path))) < 0)
 		return err_wrap(rc, "protocol: bad directory from the sender");
-	if (r->dry)
+	if (r->dry || (dm->path[0] && module_hides(r, dm->path, 1)))
 		return 0;
 	if ((rc = local_of(r, dm->path, lp, sizeof lp)) < 0)
 		return rc;

@@ -627,21 +627,35 @@ static int send_meta(struct sender *s, const char *path, const struct stat *st)
 /* Takes out of a listing what is never sent: files in progress, partials
  * (resume), and what the filter rules exclude (an excluded directory is then
  * not descended into either). The directory wpath must be entered. */
-static void drop_unsent(const struct xfilter *f, struct dirlist *l, const char *wpath)
+static void drop_unsent(const struct sender *s, uint16_t si, struct dirlist *l, const char *wpath)
 {
+	const struct xfer_opts *o = s->o;
 	char child[PATH_MAX_WIRE + 1];
 	size_t k = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
 		const struct dirent_info *e = &l->ents[i];
+		int dir = S_ISDIR(e->st.st_mode);
 		if (fs_is_tmp_name(e->name) || fs_is_partial_name(e->name))
 			continue;
-		if (f && path_join(child, sizeof child, wpath, e->name) == 0 &&
-		    xfilter_excluded(f, FILTER_SENDER, child, S_ISDIR(e->st.st_mode)))
+		if ((o->filter || o->module_filter) &&
+		    path_join(child, sizeof child, wpath, e->name) == 0 &&
+		    (xfilter_excluded(o->filter, FILTER_SENDER, child, dir) ||
+		     xfilter_module_excluded(o->module_filter, s->srcs[si].base, child, dir)))
 			continue;
 		l->ents[k++] = *e;
 	}
 	l->n = k;
+}
+
+/* A named source (rsync's "src", no trailing slash) the rules exclude. */
+static int excluded_top(const struct sender *s, size_t i, const struct stat *st)
+{
+	const struct source *src = &s->srcs[i];
+	int dir = S_ISDIR(st->st_mode);
+
+	return src->top[0] && (xfilter_excluded(s->o->filter, FILTER_SENDER, src->top, dir) ||
+			       xfilter_module_excluded(s->o->module_filter, src->base, src->top, dir));
 }
 
 /* Lists the directory open as dfd, whose wire path is d->path: DIR_BEGIN, an
@@ -666,7 +680,7 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 		dirlist_free(&l);
 		return 0;
 	}
-	drop_unsent(s->o->filter, &l, wpath);
+	drop_unsent(s, si, &l, wpath);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		if (path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0) {
@@ -785,8 +799,7 @@ static int walk_root(struct sender *s)
 			sts[i].st_mode = 0;
 	}
 	for (size_t i = 0; i < s->nsrc; i++)
-		if (xfilter_excluded(s->o->filter, FILTER_SENDER, s->srcs[i].top,
-				     S_ISDIR(sts[i].st_mode)))
+		if (excluded_top(s, i, &sts[i]))
 			sts[i].st_mode = 0;   /* not sent */
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, DIRB_SYNTHETIC | (single ? DIRB_SINGLE : 0), "", NULL);
 	for (size_t i = 0; rc == 0 && i < s->nsrc; i++) {
@@ -823,19 +836,19 @@ static int walk_root(struct sender *s)
  * path is what follows the first `skip` bytes) to the totals and keeps its
  * listing on the stack for the descent, less what the walk will not send.
  * What cannot be read counts nothing: the totals only feed the progress line. */
-static void count_enter(const struct sender *s, const struct jail *j, struct dirstack *d,
-			size_t skip, uint64_t *files, uint64_t *bytes)
+static void count_enter(const struct sender *s, uint16_t si, struct dirstack *d, size_t skip,
+			uint64_t *files, uint64_t *bytes)
 {
 	struct dirlist l = { 0 };
 	struct stat st;
 	const char *wpath = strlen(d->path) > skip ? d->path + skip : "";
-	int dfd = jail_open_dir(j, d->path, O_RDONLY);
+	int dfd = jail_open_dir(s->srcs[si].jail, d->path, O_RDONLY);
 
 	if (dfd < 0)
 		return;
 	if (dirlist_read(dfd, &l) == 0 && fstat(dfd, &st) == 0 &&
 	    xfilter_goto(s->o->filter, wpath) == 0) {
-		drop_unsent(s->o->filter, &l, wpath);
+		drop_unsent(s, si, &l, wpath);
 		for (size_t i = 0; i < l.n; i++) {
 			if (S_ISREG(l.ents[i].st.st_mode)) {
 				(*files)++;
@@ -859,10 +872,10 @@ static void count_tree(const struct sender *s, size_t si, const char *lp, uint64
 	if (dirstack_init(&d, lp) < 0)
 		return;
 	xfilter_place(s->o->filter, src->jail, src->base);
-	count_enter(s, src->jail, &d, skip, files, bytes);
+	count_enter(s, (uint16_t)si, &d, skip, files, bytes);
 	while (d.n) {
 		if (dirstack_next_dir(&d))
-			count_enter(s, src->jail, &d, skip, files, bytes);
+			count_enter(s, (uint16_t)si, &d, skip, files, bytes);
 		else
 			dirstack_pop(&d);
 	}
@@ -884,9 +897,7 @@ static int send_totals(struct sender *s)
 		int dfd = jail_open_parent(s->srcs[i].jail, lp[0] ? lp : ".", &leaf);
 		int got = lp[0] && dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		if (got && s->srcs[i].top[0] &&
-		    (xfilter_goto(s->o->filter, "") < 0 ||
-		     xfilter_excluded(s->o->filter, FILTER_SENDER, s->srcs[i].top,
-				      S_ISDIR(st.st_mode)))) {
+		    (xfilter_goto(s->o->filter, "") < 0 || excluded_top(s, i, &st))) {
 			/* not sent: not counted */
 		} else if (got && S_ISREG(st.st_mode)) {
 			files++;

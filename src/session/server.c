@@ -144,7 +144,7 @@ static int exists(const struct jail *j, const char *path)
 }
 
 static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
-		  struct jail *j, struct xfilter *xf)
+		  struct jail *j, struct xfilter *xf, const struct filter_list *mfl)
 {
 	/* setuid/setgid bits from a client are dropped (a daemon often runs as root) */
 	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1,
@@ -153,7 +153,8 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 			       .suffix = rq->suffix[0] ? rq->suffix : NULL,
 			       /* the box asks for deltas and never rolls (issue 11) */
 			       .want_delta = 1, .do_delta = 0, .send_sig = 1,
-			       .filter = (rq->flags & REQ_FILTER) ? xf : NULL };
+			       .filter = (rq->flags & REQ_FILTER) ? xf : NULL,
+			       .module_filter = mfl };
 	struct xfer_hooks h = { 0 };
 	struct xfer_stats st = { 0 };
 	struct source src;
@@ -218,9 +219,16 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	}
 	/* the client's filter rules, once it may use the module */
 	struct xfilter xf;
+	struct filter_list *mfl = NULL;
 	int xrc = xfilter_init(&xf, 0, 0);
 	if (rc == 0 && xrc < 0)
 		rc = xrc;
+	/* the module's own, read again: "exclude from" may have changed */
+	if (rc == 0 && config_module_filter(mod, &mfl) < 0) {
+		log_err("module '%s': %s", mod->name, err_msg());
+		rc = refuse(&c, REF_INTERNAL, "module '%s': its exclude list cannot be read",
+			    mod->name);
+	}
 	if (rc == 0 && (m->u.request.flags & REQ_FILTER) && (xrc = xfilter_recv(&c, &xf)) < 0) {
 		log_warn("%s", err_msg());
 		rc = xrc == -EBADMSG ? xrc : refuse(&c, REF_PROTOCOL, "%s", err_msg());
@@ -238,13 +246,14 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc == 0) {
 		conn_set_protection(&c, m->u.request.protection, m->u.request.flags);
 		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
-		rc = run_op(&c, sc, &m->u.request, &j, &xf);
+		rc = run_op(&c, sc, &m->u.request, &j, &xf, mfl);
 	}
 	if (rc < 0)
 		/* a bad peer is a protocol error; anything else, the server's disk */
 		conn_fail(&c, rc == -EBADMSG ? REF_PROTOCOL : REF_IO, err_msg());
 	zdata_free(&c);
 	xfilter_free(&xf);
+	filter_free(mfl);
 	jail_close(&j);
 	free(m);
 	return rc;

@@ -23,6 +23,7 @@ struct xfer_hooks {
 };
 
 struct xfilter;
+struct filter_list;
 
 struct xfer_opts {
 	uint32_t flags;              /* REQ_* */
@@ -37,6 +38,8 @@ struct xfer_opts {
 	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
 	int send_sig;                /* sender: answers WANT_SIG (a box: pull) */
 	struct xfilter *filter;      /* filter rules (session/xfilter.h); NULL = none */
+	/* the module's own excludes (a server's): never sent, written or deleted */
+	const struct filter_list *module_filter;
 };
 
 struct xfer_stats {

@@ -202,6 +202,24 @@ int xfilter_excluded(const struct xfilter *x, enum filter_side side, const char 
 	return x && filter_match(x->fl, side, path, is_dir) == FILTER_EXCLUDED;
 }
 
+int xfilter_module_excluded(const struct filter_list *fl, const char *prefix, const char *path,
+			    int is_dir)
+{
+	char full[2 * 4097];
+
+	if (!fl || path_join(full, sizeof full, prefix, path) < 0 || !full[0])
+		return 0;
+	/* every directory above it, the transfer root's too, then the entry */
+	for (char *p = full; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		int ex = filter_match(fl, FILTER_SENDER, full, 1) == FILTER_EXCLUDED;
+		*p = '/';
+		if (ex)
+			return 1;
+	}
+	return filter_match(fl, FILTER_SENDER, full, is_dir) == FILTER_EXCLUDED;
+}
+
 int xfilter_send(struct conn *c, const struct xfilter *x)
 {
 	uint8_t *wire;

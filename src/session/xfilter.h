@@ -41,6 +41,13 @@ void xfilter_leave_all(struct xfilter *x);
  * directory holding it must be the one entered last. NULL x: never. */
 int xfilter_excluded(const struct xfilter *x, enum filter_side side, const char *path, int is_dir);
 
+/* The module's own list (ferry.conf "exclude"), whose paths are the
+ * module's: 1 if prefix/path (prefix: the transfer root inside the module)
+ * or any directory above it is excluded (rsyncd's daemon excludes: an
+ * excluded directory hides all below it). NULL fl: never. */
+int xfilter_module_excluded(const struct filter_list *fl, const char *prefix, const char *path,
+			    int is_dir);
+
 /* A file of the client's own (--exclude-from, a merge rule's file): the
  * path as the user wrote it, "-" = standard input. *data is malloc'd. */
 int xfilter_read_local(const char *path, char **data, size_t *len);

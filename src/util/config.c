@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/filter.h"
 
 #define CONFIG_MAX_LINE  4096          /* bytes, without the newline */
 #define CONFIG_MAX_FILE  (1 << 20)     /* config_load refuses larger files */
@@ -30,7 +31,7 @@ enum scope { S_GLOBAL = 1, S_MODULE = 2 };
 enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
 	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
-	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS,
+	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM,
 };
 
 static const struct {
@@ -57,6 +58,8 @@ static const struct {
 	{ "read only",          K_READ_ONLY,  S_MODULE },
 	{ "protection",         K_PROTECTION, S_MODULE },
 	{ "compress",           K_COMPRESS,   S_MODULE },
+	{ "exclude",            K_EXCLUDE,    S_MODULE },
+	{ "exclude from",       K_EXCLUDE_FROM, S_MODULE },
 };
 
 /* Parser state: where we are, and which keys the current section has set. */
@@ -502,6 +505,15 @@ static int set_key(struct pstate *p, char *line)
 		return set_str(&m->path, val, p);
 	case K_COMMENT:
 		return set_str(&m->comment, val, p);
+	case K_EXCLUDE:
+	case K_EXCLUDE_FROM: {
+		int rc = set_str(keys[k].id == K_EXCLUDE ? &m->exclude : &m->exclude_from, val, p);
+		struct filter_list *fl = NULL;
+		if (rc == 0 && (rc = config_module_filter(m, &fl)) < 0)
+			rc = perr(p, "", err_msg());
+		filter_free(fl);
+		return rc;
+	}
 	case K_READ_ONLY:
 		if (parse_bool(val, &m->read_only) < 0)
 			return perr(p, "read only: expected yes or no: ", val);
@@ -647,6 +659,8 @@ void config_free(struct ferry_config *c)
 		free(c->modules[i].name);
 		free(c->modules[i].path);
 		free(c->modules[i].comment);
+		free(c->modules[i].exclude);
+		free(c->modules[i].exclude_from);
 		free(c->modules[i].authorized_keys);
 	}
 	free(c->modules);
@@ -663,4 +677,64 @@ const struct module_cfg *config_module(const struct ferry_config *c, const char 
 		if (strcmp(c->modules[i].name, name) == 0)
 			return &c->modules[i];
 	return NULL;
+}
+
+/* "exclude from": the administrator's file, read whole (at most what a
+ * filter file may hold, and one byte more for the library to say so). */
+static int read_exclude_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = malloc(FILTER_MAX_FILE + 1);
+
+	if (!f || !buf) {
+		int e = f ? ENOMEM : errno;
+		if (f)
+			fclose(f);
+		free(buf);
+		return err_sys(-e, "exclude from %s", path);
+	}
+	*len = fread(buf, 1, FILTER_MAX_FILE + 1, f);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		return err_set(-EIO, "exclude from %s: read error", path);
+	}
+	*data = buf;
+	return 0;
+}
+
+int config_module_filter(const struct module_cfg *m, struct filter_list **out)
+{
+	struct filter_opts o = { 0 };
+	struct filter_list *fl;
+	int rc;
+
+	*out = NULL;
+	if (!m->exclude && !m->exclude_from)
+		return 0;
+	if ((rc = filter_new(&fl, &o)) < 0)
+		return rc;
+	char *list = m->exclude ? strdup(m->exclude) : NULL, *save = NULL;
+	if (m->exclude && !list)
+		rc = err_set(-ENOMEM, "out of memory");
+	for (char *t = list ? strtok_r(list, " \t", &save) : NULL; rc == 0 && t;
+	     t = strtok_r(NULL, " \t", &save))
+		if ((rc = filter_add(fl, FILTER_EXCLUDE, t)) < 0)
+			err_wrap(rc, "exclude");
+	free(list);
+	if (rc == 0 && m->exclude_from) {
+		char *data = NULL;
+		size_t len = 0;
+		if ((rc = read_exclude_file(m->exclude_from, &data, &len)) == 0) {
+			rc = filter_add_file(fl, FILTER_EXCLUDE, data, len, m->exclude_from);
+			free(data);
+		}
+	}
+	if (rc < 0) {
+		filter_free(fl);
+		return rc;
+	}
+	*out = fl;
+	return 0;
 }

@@ -19,8 +19,17 @@ struct module_cfg {
 	int protection;           /* least accepted: enum protection, default PROT_ENCRYPT */
 	uint64_t bwlimit;         /* bytes/s, 0 = none (value read as rsync does: KiB/s or K/M/G suffix) */
 	int compress;             /* enum cfg_compress: what a -z client gets, default auto */
+	char *exclude;            /* "exclude": patterns, blank-separated, as rsyncd's; NULL = none */
+	char *exclude_from;       /* "exclude from": a file of them; NULL = none */
 	int line;                 /* where the section starts, for messages */
 };
+
+/* The module's own filter list ("exclude", "exclude from"; patterns
+ * relative to the module's path, as rsyncd's): what it excludes is never
+ * sent, written or deleted, whatever the client asks. Checked when the
+ * config is read; *out is NULL when the module has none. */
+struct filter_list;
+int config_module_filter(const struct module_cfg *m, struct filter_list **out);
 
 /* "compress = auto | yes | no": auto compresses only while the link is
  * slower than the compressor (docs/DESIGN.md), yes whenever -z asks. */
