@@ -11,11 +11,11 @@
 
 #include "util/err.h"
 
-/* While reading, entries hold arena offsets: the arena moves as it grows. */
-struct pending {
-	size_t off;
-	struct stat st;
-};
+struct dent_stat dent_stat_of(const struct stat *st)
+{
+	return (struct dent_stat){ .st_mode = st->st_mode, .st_size = st->st_size,
+				   .st_mtim = st->st_mtim, .st_ctim = st->st_ctim };
+}
 
 static int cmp_ent(const void *a, const void *b)
 {
@@ -45,8 +45,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 
 int dirlist_read(int dirfd, struct dirlist *out)
 {
-	struct pending *pend = NULL;
-	size_t n = 0, pcap = 0;
+	size_t *offs = NULL;   /* the names' arena offsets: the arena moves as it grows */
+	size_t n = 0, ecap = 0, ocap = 0;
 	char *arena = NULL;
 	size_t alen = 0, acap = 0;
 	struct dirent_info *ents = NULL;
@@ -89,36 +89,32 @@ int dirlist_read(int dirfd, struct dirlist *out)
 			break;
 		}
 		nl = strlen(e->d_name) + 1;
-		if (grow((void **)&pend, &pcap, n + 1, sizeof *pend) < 0 ||
+		if (grow((void **)&ents, &ecap, n + 1, sizeof *ents) < 0 ||
+		    grow((void **)&offs, &ocap, n + 1, sizeof *offs) < 0 ||
 		    grow((void **)&arena, &acap, alen + nl, 1) < 0) {
 			r = err_set(-ENOMEM, "directory listing: out of memory");
 			break;
 		}
 		memcpy(arena + alen, e->d_name, nl);
-		pend[n].off = alen;
-		pend[n].st = st;
+		offs[n] = alen;
+		ents[n].st = dent_stat_of(&st);
 		alen += nl;
 		n++;
 	}
 	if (r < 0 || n == 0)
 		goto out;
-	ents = malloc(n * sizeof *ents);
-	if (!ents) {
-		r = err_set(-ENOMEM, "directory listing: out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		ents[i].name = arena + pend[i].off;
-		ents[i].st = pend[i].st;
-	}
+	for (size_t i = 0; i < n; i++)
+		ents[i].name = arena + offs[i];
 	qsort(ents, n, sizeof *ents, cmp_ent);
 	out->ents = ents;
 	out->n = n;
 	out->arena = arena;
 	arena = NULL;
+	ents = NULL;
 out:
 	free(arena);
-	free(pend);
+	free(ents);
+	free(offs);
 	if (d)
 		closedir(d);
 	if (fd >= 0)

@@ -9,10 +9,21 @@
 
 #include "fs/jail.h"
 
+/* What a walk uses of an entry's lstat: a third of struct stat, so that a
+ * directory of 200,000 entries costs about 13 MiB, not 60. */
+struct dent_stat {
+	mode_t st_mode;
+	off_t st_size;
+	struct timespec st_mtim, st_ctim;
+};
+
 struct dirent_info {
 	char *name;          /* points into the list's name arena */
-	struct stat st;      /* fstatat(AT_SYMLINK_NOFOLLOW) */
+	struct dent_stat st; /* from fstatat(AT_SYMLINK_NOFOLLOW) */
 };
+
+/* The fields a walk uses, from a whole struct stat. */
+struct dent_stat dent_stat_of(const struct stat *st);
 
 struct dirlist {
 	struct dirent_info *ents;

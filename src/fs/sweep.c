@@ -52,9 +52,9 @@ static void stack_free(struct dir_stack *s)
 	free(s->paths);
 }
 
-static int is_old(const struct stat *st, time_t now, long max_age)
+static int is_old(struct timespec mtime, struct timespec ctime, time_t now, long max_age)
 {
-	return now - st->st_mtim.tv_sec > max_age && now - st->st_ctim.tv_sec > max_age;
+	return now - mtime.tv_sec > max_age && now - ctime.tv_sec > max_age;
 }
 
 static int stale_tmp(int dirfd, const struct dirent_info *e, time_t now, long max_age)
@@ -62,11 +62,11 @@ static int stale_tmp(int dirfd, const struct dirent_info *e, time_t now, long ma
 	struct stat st;
 
 	if (!(S_ISREG(e->st.st_mode) || S_ISLNK(e->st.st_mode)) || !fs_is_tmp_name(e->name) ||
-	    !is_old(&e->st, now, max_age))
+	    !is_old(e->st.st_mtim, e->st.st_ctim, now, max_age))
 		return 0;
 	/* Looked at again right before the unlink: the listing may be a while old. */
 	return fstatat(dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_old(&st, now, max_age);
+	       (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_old(st.st_mtim, st.st_ctim, now, max_age);
 }
 
 /* A partial nobody has written for part_age and nobody holds the lock of. */
@@ -75,13 +75,13 @@ static int stale_partial(int dirfd, const struct dirent_info *e, time_t now, lon
 	struct stat st;
 
 	if (!part_age || !S_ISREG(e->st.st_mode) || !fs_is_partial_name(e->name) ||
-	    !is_old(&e->st, now, part_age))
+	    !is_old(e->st.st_mtim, e->st.st_ctim, now, part_age))
 		return 0;
 	int fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 0;
 	int ok = flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
-		 S_ISREG(st.st_mode) && is_old(&st, now, part_age);
+		 S_ISREG(st.st_mode) && is_old(st.st_mtim, st.st_ctim, now, part_age);
 	if (ok && unlinkat(dirfd, e->name, 0) < 0)
 		ok = 0;
 	close(fd);

@@ -533,7 +533,7 @@ static int hash_file(const struct source *src, const char *wpath, uint8_t out[MS
 
 /* Sends one ENTRY; dfd is the directory holding it (for readlink). */
 static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
-		      const char *wpath, const struct stat *st)
+		      const char *wpath, const struct dent_stat *st)
 {
 	struct m_entry *e = &s->out.u.entry;
 	int type = entry_type(st->st_mode);
@@ -813,7 +813,8 @@ static int walk_root(struct sender *s)
 			rc = dfd;
 			break;
 		}
-		rc = emit_entry(s, (uint16_t)i, dfd, s->srcs[i].top, s->srcs[i].top, &sts[i]);
+		struct dent_stat ds = dent_stat_of(&sts[i]);
+		rc = emit_entry(s, (uint16_t)i, dfd, s->srcs[i].top, s->srcs[i].top, &ds);
 		close(dfd);
 	}
 	if (rc == 0)
