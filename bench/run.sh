@@ -38,7 +38,10 @@
 #   lftp mirror for W2/W4); iperf3 as the TCP ceiling.
 #
 # Knobs (environment), defaults in brackets:
-#   SECTIONS [lo i11 resume slow w5 w7 router]: what runs; "issue11" = i11 resume w5 w7
+#   W6      (issue 12) bench/w6.sh: a million empty files in 10,000 directories pushed
+#           fresh, again unchanged and with --delete, and 200,000 files in one directory,
+#           ferry against the rsync daemon: wall and peak RSS (W6_* knobs: bench/w6.sh)
+#   SECTIONS [lo i11 resume slow w5 w7 w6 router]: what runs; "issue11" = i11 resume w5 w7
 #     router with W5_DIRS="W3push W3pull", W5_TOOLS="ferry-enc rsyncd" and only the W3
 #     instruction counts (the issue-11 sections alone)
 #   ROUNDS [3]  W1_MB [1024]  W2_FILES [10000]  W2_DIRS [100]  IPERF_SECS [5]
@@ -90,16 +93,16 @@ fi
 ISSUE11=${FB_ISSUE11:-0}
 case " ${SECTIONS:-} " in *" issue11 "*) ISSUE11=1 ;; esac
 export FB_ISSUE11=$ISSUE11
-SECTIONS=${SECTIONS:-"lo i11 resume slow w5 w7 router"}
+SECTIONS=${SECTIONS:-"lo i11 resume slow w5 w7 w6 router"}
 SECTIONS=${SECTIONS//issue11/i11 resume w5 w7 router}
-for pair in LO:lo SLOW:slow W5:w5 W7:w7 ROUTER:router; do
+for pair in LO:lo SLOW:slow W5:w5 W7:w7 W6:w6 ROUTER:router; do
   v=${pair%%:*}
   [ "${!v:-1}" = 0 ] && SECTIONS=" $SECTIONS " && SECTIONS=${SECTIONS// ${pair#*:} / }
 done
 [ "$SMOKE" = 1 ] && SECTIONS=" $SECTIONS " && SECTIONS=${SECTIONS// router / }   # smoke: no cross build
 read -ra _secs <<< "$SECTIONS"; SECTIONS="${_secs[*]}"
 for sec in $SECTIONS; do
-  case $sec in lo|i11|resume|slow|w5|w7|router) ;; *) echo "unknown section $sec (SECTIONS)" >&2; exit 2 ;; esac
+  case $sec in lo|i11|resume|slow|w5|w7|w6|router) ;; *) echo "unknown section $sec (SECTIONS)" >&2; exit 2 ;; esac
 done
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }   # has LIST WORD
 sec_on() { has "$SECTIONS" "$1"; }
@@ -847,6 +850,20 @@ if [ "$W7" = 1 ]; then
   vr_drop
 fi
 
+# ---------------------------------------------------------------- W6 (issue 12)
+W6_FAILED=0
+if sec_on w6 && [ "$NO_FERRY" != 1 ]; then
+  if [ "$SMOKE" = 1 ]; then   # tiny, but every step and both tools
+    export W6_FILES=${W6_FILES:-2000} W6_DIRS=${W6_DIRS:-20} W6_BIG=${W6_BIG:-500} W6_DEL=${W6_DEL:-20}
+  fi
+  log "W6 (bench/w6.sh)"
+  if "$BENCH/w6.sh" > "$OUTDIR/w6.md" 2> "$OUTDIR/w6.log"; then
+    log "W6 done"
+  else
+    log "W6 failed (see $OUTDIR/w6.log)"; W6_FAILED=1
+  fi
+fi
+
 for c in "${CG_DIRS[@]}"; do
   [ -f "$c/cpu.stat" ] && { echo "$c cpu.stat:"; sed 's/^/  /' "$c/cpu.stat"; } >> "$OUTDIR/env.txt"
   [ -f "$c/memory.max_usage_in_bytes" ] && echo "$c memory.max_usage_in_bytes: $(cat "$c/memory.max_usage_in_bytes")" >> "$OUTDIR/env.txt"
@@ -862,6 +879,8 @@ if [ -n "${FB_INSNS:-}" ] && [ -s "$FB_INSNS" ]; then
     echo; grep '^|' "$FB_INSNS"; } >> "$OUTDIR/summary.md"
   cp "$FB_INSNS" "$OUTDIR/insns.txt"
 fi
+if [ -s "$OUTDIR/w6.md" ]; then { echo; cat "$OUTDIR/w6.md"; } >> "$OUTDIR/summary.md"; fi
+[ "$W6_FAILED" = 1 ] && status=1
 cat "$OUTDIR/summary.md"
 log "done in $((SECONDS - START)) s -> $OUTDIR"
 [ -n "$SKIPPED" ] && log "SKIPPED sections:$SKIPPED"

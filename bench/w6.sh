@@ -11,16 +11,16 @@
 #   W6_FILES=20000 W6_DIRS=200 W6_BIG=5000 bench/w6.sh    a quick look
 #
 # Knobs: W6_FILES [1000000] W6_DIRS [10000] W6_DEL [1000] W6_BIG [200000]
-#   W6_ROOT [/dev/shm] FERRY [build/ferry] FERRY_TOOLS [build/tests]
+#   W6_ROOT [/dev/shm] FERRY [build/ferry] W6_MAXRSS [build/tests/ferry-maxrss]
+# Also a section of bench/run.sh (w6; W6=0 skips it; tiny sizes under --smoke).
 # Prints a markdown table; the targets (issue 12): RSS <= 8 MiB for the client
 # and the server in every W6 step, the no-op re-sync's wall <= 0.7x rsyncd's,
 # the 200,000-entry directory below 32 MiB.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+REPO=$(realpath "$(dirname "$0")/..")
 FILES=${W6_FILES:-1000000} DIRS=${W6_DIRS:-10000} DEL=${W6_DEL:-1000} BIG=${W6_BIG:-200000}
-FERRY=$(realpath "${FERRY:-build/ferry}")
-TOOLS=$(realpath "${FERRY_TOOLS:-build/tests}")
-MAXRSS=$TOOLS/ferry-maxrss
+FERRY=$(realpath "${FERRY:-$REPO/build/ferry}")
+MAXRSS=$(realpath "${W6_MAXRSS:-$REPO/build/tests/ferry-maxrss}")
 [ -x "$FERRY" ] && [ -x "$MAXRSS" ] || { echo "w6: build first (make build)" >&2; exit 2; }
 command -v rsync > /dev/null || { echo "w6: rsync is needed (make deps)" >&2; exit 2; }
 W=$(mktemp -d "${W6_ROOT:-/dev/shm}/ferry-w6.XXXXXX")
