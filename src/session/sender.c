@@ -496,11 +496,15 @@ static int pump(struct sender *s, enum need need, size_t len)
 			ring_pop(s);
 		}
 		int ok = satisfied(s, need, len);
-		/* Peek for decisions only now and then: a poll() per entry would
-		 * cost more than the entries themselves. */
-		if (ok && (++s->since_poll < 64 || !conn_pending(s->c)))
+		/* Peek for decisions only every 64th time: a peek (a recv and a
+		 * poll) per entry cost as much as the entry's own fstatat. */
+		if (ok && ++s->since_poll < 64)
 			return 0;
-		s->since_poll = 0;
+		if (ok) {
+			s->since_poll = 0;
+			if (!conn_pending(s->c))
+				return 0;
+		}
 		if (!ok && (rc = conn_flush(s->c)) < 0)
 			return rc;
 		if ((rc = recv_one(s)) < 0)
