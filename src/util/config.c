@@ -683,24 +683,39 @@ const struct module_cfg *config_module(const struct ferry_config *c, const char 
  * filter file may hold, and one byte more for the library to say so). */
 static int read_exclude_file(const char *path, char **data, size_t *len)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = malloc(FILTER_MAX_FILE + 1);
+	/* a regular file only: a FIFO or /proc/kmsg would block the daemon */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+	size_t n = 0;
 
-	if (!f || !buf) {
-		int e = f ? ENOMEM : errno;
-		if (f)
-			fclose(f);
-		free(buf);
-		return err_sys(-e, "exclude from %s", path);
+	if (fd < 0)
+		return err_sys(-errno, "exclude from %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(-EINVAL, "exclude from %s: not a regular file", path);
 	}
-	*len = fread(buf, 1, FILTER_MAX_FILE + 1, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return err_set(-EIO, "exclude from %s: read error", path);
+	if (!(buf = malloc(FILTER_MAX_FILE + 1))) {
+		close(fd);
+		return err_set(-ENOMEM, "out of memory");
 	}
+	for (;;) {
+		ssize_t k = read(fd, buf + n, FILTER_MAX_FILE + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = -errno;
+			close(fd);
+			free(buf);
+			return err_sys(e, "exclude from %s", path);
+		}
+		n += (size_t)k;
+		if (k == 0 || n == FILTER_MAX_FILE + 1)
+			break;
+	}
+	close(fd);
 	*data = buf;
+	*len = n;
 	return 0;
 }
 

@@ -101,3 +101,11 @@ rc=0
 FERRY_HOME=$T/serverhome timeout 5 $FERRY_SERVER serve --config "$T/bad.conf" > "$T/out" 2>&1 || rc=$?
 [ "$rc" != 0 ] && grep -q "bad.conf:6: exclude from .*nothere" "$T/out" ||
   { cat "$T/out"; fail "a missing exclude-from file was not a startup error naming it (rc $rc)"; }
+
+note "an exclude-from that is a FIFO is refused at start, never read (it would block)"
+mkfifo "$T/fifo"
+sed -i "s|^exclude from = .*|exclude from = $T/fifo|" "$T/bad.conf"
+rc=0
+FERRY_HOME=$T/serverhome timeout 5 $FERRY_SERVER serve --config "$T/bad.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" != 124 ] && grep -q "fifo: not a regular file" "$T/out" ||
+  { cat "$T/out"; fail "a FIFO as exclude-from was not refused at once (rc $rc)"; }
