@@ -30,6 +30,8 @@ enum {
 	O_IGNORE_EXISTING, O_DELETE, O_IGNORE_MISSING, O_TIMEOUT, O_SIZE_ONLY, O_PORT,
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
+	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
+	O_NUMERIC_IDS,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -46,7 +48,9 @@ struct rflag {
 
 #define NO_SHELL "ferry talks to its own daemon over its own protocol: there is no remote shell"
 #define NO_FOLLOW "ferry keeps symlinks as links and never follows one (the jail relies on it)"
-#define LATER_META "owners, groups, devices, hard links, ACLs and xattrs are not kept yet"
+#define LATER_HARD "hard links are not kept yet (each link arrives as its own file)"
+#define NO_IDMAP "owners and groups are mapped by name, or kept as numbers with --numeric-ids"
+#define FAKE_SUPER "on the box, a module with 'fake super = yes' keeps owners, devices and modes in xattrs; on the PC, run as root to keep them"
 #define NO_CVS "ferry has no built-in exclude list: write the patterns with --exclude or a .ferry-filter file (-F)"
 #define LATER_DELTA "ferry chooses its delta blocks itself (about the square root of the size)"
 #define ZSTD_ONLY "ferry compresses with zstd only (-z, --compress-level)"
@@ -61,8 +65,8 @@ static const struct rflag rsync_flags[] = {
 	{ "quiet", 'q', 0, OWN, 'q', NULL },
 	{ "no-motd", 0, 0, SAME, 0, "a ferry daemon sends no message of the day" },
 	{ "checksum", 'c', 0, OWN, 'c', NULL },
-	{ "no-OPTION", 0, 0, REFUSE, 0, "ferry's -a implies nothing that could be turned off; the "
-	  "--no- forms it has are listed here" },
+	{ "no-OPTION", 0, 0, REFUSE, 0, "the --no- forms ferry has are listed here: "
+	  "--no-o, --no-g, --no-D (and --no-owner, --no-group, --no-devices, --no-specials)" },
 	{ "archive", 'a', 0, OWN, 'a', NULL },
 	{ "recursive", 'r', 0, OWN, 'r', NULL },
 	{ "inc-recursive", 0, 0, SAME, 0, "ferry always streams the file list" },
@@ -92,28 +96,35 @@ static const struct rflag rsync_flags[] = {
 	{ "munge-links", 0, 0, REFUSE, 0, NO_FOLLOW },
 	{ "copy-dirlinks", 'k', 0, REFUSE, 0, NO_FOLLOW },
 	{ "keep-dirlinks", 'K', 0, REFUSE, 0, NO_FOLLOW },
-	{ "hard-links", 'H', 0, REFUSE, 0, LATER_META },
+	{ "hard-links", 'H', 0, REFUSE, 0, LATER_HARD },
 	{ "perms", 'p', 0, SAME, 0, "ferry always keeps permissions" },
 	{ "executability", 'E', 0, SAME, 0, "ferry always keeps the whole mode" },
 	{ "chmod", 0, 1, OWN, O_CHMOD, NULL },
-	{ "acls", 'A', 0, REFUSE, 0, LATER_META },
-	{ "xattrs", 'X', 0, REFUSE, 0, LATER_META },
-	{ "owner", 'o', 0, REFUSE, 0, LATER_META },
-	{ "group", 'g', 0, REFUSE, 0, LATER_META },
-	{ "devices", 0, 0, REFUSE, 0, LATER_META },
-	{ "copy-devices", 0, 0, REFUSE, 0, "ferry sends regular files, links and directories only" },
+	{ "acls", 'A', 0, OWN, 'A', NULL },
+	{ "xattrs", 'X', 0, OWN, 'X', NULL },
+	{ "owner", 'o', 0, OWN, 'o', NULL },
+	{ "group", 'g', 0, OWN, 'g', NULL },
+	{ "no-owner", 0, 0, OWN, O_NO_OWNER, NULL },
+	{ "no-o", 0, 0, OWN, O_NO_OWNER, NULL },
+	{ "no-group", 0, 0, OWN, O_NO_GROUP, NULL },
+	{ "no-g", 0, 0, OWN, O_NO_GROUP, NULL },
+	{ "devices", 0, 0, OWN, O_DEVICES, NULL },
+	{ "no-devices", 0, 0, OWN, O_NO_DEVICES, NULL },
+	{ "copy-devices", 0, 0, REFUSE, 0, "ferry sends a device as a device (-D), never its contents" },
 	{ "write-devices", 0, 0, REFUSE, 0, ATOMIC },
-	{ "specials", 0, 0, REFUSE, 0, LATER_META },
-	{ "drop-D", 0, 0, SAME, 0, "a ferry receiver never creates devices or special files" },
-	{ NULL, 'D', 0, REFUSE, 0, LATER_META },
+	{ "specials", 0, 0, OWN, O_SPECIALS, NULL },
+	{ "no-specials", 0, 0, OWN, O_NO_SPECIALS, NULL },
+	{ "drop-D", 0, 0, OWN, O_NO_D, NULL },
+	{ NULL, 'D', 0, OWN, 'D', NULL },
+	{ "no-D", 0, 0, OWN, O_NO_D, NULL },
 	{ "times", 't', 0, SAME, 0, "ferry always keeps modification times (to the nanosecond)" },
 	{ "atimes", 'U', 0, REFUSE, 0, "ferry keeps modification times only" },
 	{ "open-noatime", 0, 0, REFUSE, 0, "ferry keeps modification times only" },
 	{ "crtimes", 'N', 0, REFUSE, 0, "ferry keeps modification times only" },
 	{ "omit-dir-times", 'O', 0, REFUSE, 0, "ferry always sets directory times" },
 	{ "omit-link-times", 'J', 0, REFUSE, 0, "ferry always sets symlink times" },
-	{ "super", 0, 0, REFUSE, 0, LATER_META },
-	{ "fake-super", 0, 0, REFUSE, 0, LATER_META },
+	{ "super", 0, 0, REFUSE, 0, FAKE_SUPER },
+	{ "fake-super", 0, 0, REFUSE, 0, FAKE_SUPER },
 	{ "sparse", 'S', 0, SAME, 0, "ferry always keeps holes as holes" },
 	{ "preallocate", 0, 0, SAME, 0, "ferry preallocates large files where the file system can" },
 	{ "dry-run", 'n', 0, OWN, 'n', NULL },
@@ -158,10 +169,10 @@ static const struct rflag rsync_flags[] = {
 	  "is complete" },
 	{ "prune-empty-dirs", 'm', 0, REFUSE, 0, "ferry sends every directory it does not exclude, "
 	  "empty or not (the file list is streamed, never held to prune)" },
-	{ "numeric-ids", 0, 0, REFUSE, 0, LATER_META },
-	{ "usermap", 0, 1, REFUSE, 0, LATER_META },
-	{ "groupmap", 0, 1, REFUSE, 0, LATER_META },
-	{ "chown", 0, 1, REFUSE, 0, LATER_META },
+	{ "numeric-ids", 0, 0, OWN, O_NUMERIC_IDS, NULL },
+	{ "usermap", 0, 1, REFUSE, 0, NO_IDMAP },
+	{ "groupmap", 0, 1, REFUSE, 0, NO_IDMAP },
+	{ "chown", 0, 1, REFUSE, 0, NO_IDMAP },
 	{ "timeout", 0, 1, OWN, O_TIMEOUT, NULL },
 	{ "contimeout", 0, 1, REFUSE, 0, "--timeout covers the connection too" },
 	{ "ignore-times", 'I', 0, OWN, 'I', NULL },
@@ -195,7 +206,7 @@ static const struct rflag rsync_flags[] = {
 	{ "old-args", 0, 0, REFUSE, 0, "ferry sends paths inside its protocol, never through a shell" },
 	{ "secluded-args", 's', 0, SAME, 0, "ferry always sends paths inside its encrypted protocol" },
 	{ "trust-sender", 0, 0, SAME, 0, "ferry checks every name a sender sends, always" },
-	{ "copy-as", 0, 1, REFUSE, 0, LATER_META },
+	{ "copy-as", 0, 1, REFUSE, 0, FAKE_SUPER },
 	{ "address", 0, 1, REFUSE, 0, "not implemented" },
 	{ "port", 0, 1, OWN, O_PORT, NULL },
 	{ "sockopts", 0, 1, REFUSE, 0, "ferry sets its own socket options" },
@@ -364,7 +375,24 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 
 	switch (ch) {
 	case 'v': x->co.verbose++; break;
-	case 'a': case 'r': x->recursive = 1; break;   /* push/pull always recurse; ls -r */
+	case 'a':   /* -rlptgoD; push and pull always recurse, links and times are kept */
+		x->recursive = 1;
+		x->flags |= REQ_OWNER | REQ_GROUP | REQ_DEVICES | REQ_SPECIALS;
+		break;
+	case 'r': x->recursive = 1; break;   /* ls -r */
+	case 'o': x->flags |= REQ_OWNER; break;
+	case 'g': x->flags |= REQ_GROUP; break;
+	case 'X': x->flags |= REQ_XATTRS; break;
+	case 'A': x->flags |= REQ_ACLS; break;
+	case 'D': x->flags |= REQ_DEVICES | REQ_SPECIALS; break;
+	case O_NO_D: x->flags &= ~(REQ_DEVICES | REQ_SPECIALS); break;
+	case O_DEVICES: x->flags |= REQ_DEVICES; break;
+	case O_NO_DEVICES: x->flags &= ~REQ_DEVICES; break;
+	case O_SPECIALS: x->flags |= REQ_SPECIALS; break;
+	case O_NO_SPECIALS: x->flags &= ~REQ_SPECIALS; break;
+	case O_NO_OWNER: x->flags &= ~REQ_OWNER; break;
+	case O_NO_GROUP: x->flags &= ~REQ_GROUP; break;
+	case O_NUMERIC_IDS: x->flags |= REQ_NUMERIC_IDS; break;
 	case 'q': x->co.quiet = 1; break;
 	case 'c': x->flags |= REQ_CHECKSUM; break;
 	case 'u': x->flags |= REQ_UPDATE; break;

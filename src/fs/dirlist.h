@@ -13,6 +13,8 @@
  * directory of 200,000 entries costs about 13 MiB, not 60. */
 struct dent_stat {
 	mode_t st_mode;
+	uid_t st_uid;
+	gid_t st_gid;
 	off_t st_size;
 	struct timespec st_mtim, st_ctim;
 };

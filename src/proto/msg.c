@@ -20,6 +20,7 @@ const char *msg_type_name(uint8_t type)
 	case MSG_DIR_META: return "DIR_META";
 	case MSG_END: return "END";
 	case MSG_TOTALS: return "TOTALS";
+	case MSG_XMETA: return "XMETA";
 	case MSG_FILE_BEGIN: return "FILE_BEGIN";
 	case MSG_DATA: return "DATA";
 	case MSG_HOLE: return "HOLE";
@@ -52,12 +53,103 @@ static void rd_entry(struct rd *r, struct m_entry *e)
 	e->mtime_ns = rd_u32(r);
 	rd_str(r, e->name, MSG_MAX_NAME);
 	e->target[0] = '\0';
+	e->rdev_major = e->rdev_minor = 0;
 	if (e->type == ENT_LNK)
 		rd_str(r, e->target, MSG_MAX_PATH);
+	if (e->type == ENT_SPECIAL) {
+		e->rdev_major = rd_u32(r);
+		e->rdev_minor = rd_u32(r);
+	}
 	if (e->flags & ENT_HAS_HASH)
 		rd_bytes(r, e->hash, MSG_HASH_LEN);
-	if (e->type < ENT_REG || e->type > ENT_LNK || (e->flags & ~ENT_HAS_HASH) ||
+	uint32_t fmt = e->mode & WIRE_IFMT;
+	int special_ok = fmt == WIRE_IFCHR || fmt == WIRE_IFBLK || fmt == WIRE_IFIFO ||
+			 fmt == WIRE_IFSOCK;
+	if (e->type < ENT_REG || e->type > ENT_SPECIAL || (e->flags & ~ENT_HAS_HASH) ||
+	    (e->type == ENT_SPECIAL ? !special_ok : fmt != 0) || (e->mode & ~(WIRE_IFMT | 07777)) ||
 	    e->mtime_ns >= 1000000000u || !e->name[0])
+		r->err = -EBADMSG;
+}
+
+int xmeta_name_ok(const char *name)
+{
+	static const char *const ns[] = { "user.", "trusted.", "security." };
+
+	if (!strcmp(name, "system.posix_acl_access") || !strcmp(name, "system.posix_acl_default"))
+		return 1;
+	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+		if (!strncmp(name, ns[i], strlen(ns[i])) && name[strlen(ns[i])])
+			return 1;
+	return 0;
+}
+
+int xmeta_next(const uint8_t *list, size_t bytes, size_t *off, struct xattr_rec *x)
+{
+	size_t o = *off;
+
+	if (o >= bytes)
+		return 0;
+	size_t nl = list[o++];
+	if (!nl || bytes - o < nl + 2 || memchr(list + o, 0, nl))
+		return -EBADMSG;
+	memcpy(x->name, list + o, nl);
+	x->name[nl] = '\0';
+	o += nl;
+	x->len = (uint16_t)(list[o] << 8 | list[o + 1]);
+	o += 2;
+	if (bytes - o < x->len)
+		return -EBADMSG;
+	x->value = list + o;
+	*off = o + x->len;
+	return 1;
+}
+
+/* The list: exactly `count` records filling it, names allowed, sorted and unique. */
+static int xattr_list_ok(const uint8_t *list, size_t bytes, unsigned count)
+{
+	struct xattr_rec x;
+	char prev[256] = "";
+	size_t off = 0;
+	unsigned n = 0;
+	int rc;
+
+	while ((rc = xmeta_next(list, bytes, &off, &x)) > 0) {
+		if (!xmeta_name_ok(x.name) || (n && strcmp(prev, x.name) >= 0))
+			return 0;
+		memcpy(prev, x.name, sizeof prev);
+		n++;
+	}
+	return rc == 0 && n == count;
+}
+
+static void rd_xmeta(struct rd *r, struct m_xmeta *x)
+{
+	x->flags = rd_u8(r);
+	x->uid = x->gid = 0;
+	x->user[0] = x->group[0] = '\0';
+	x->count = 0;
+	x->xattr_bytes = 0;
+	x->xattrs = NULL;
+	if (x->flags & XM_OWNER) {
+		x->uid = rd_u32(r);
+		rd_str(r, x->user, XMETA_MAX_IDNAME);
+	}
+	if (x->flags & XM_GROUP) {
+		x->gid = rd_u32(r);
+		rd_str(r, x->group, XMETA_MAX_IDNAME);
+	}
+	if (x->flags & XM_XATTRS) {
+		x->count = rd_u16(r);
+		/* the records are the rest of the message */
+		x->xattrs = r->p;
+		x->xattr_bytes = (uint32_t)r->left;
+		if (r->err || x->count > XMETA_MAX_COUNT || r->left > XMETA_MAX_XATTR_BYTES ||
+		    !xattr_list_ok(r->p, r->left, x->count))
+			r->err = -EBADMSG;
+		else
+			rd_skip(r, r->left);
+	}
+	if (x->flags & ~XM_KNOWN)
 		r->err = -EBADMSG;
 }
 
@@ -110,6 +202,9 @@ static void rd_fields(struct rd *r, struct msg *m)
 		break;
 	case MSG_ENTRY:
 		rd_entry(r, &m->u.entry);
+		break;
+	case MSG_XMETA:
+		rd_xmeta(r, &m->u.xmeta);
 		break;
 	case MSG_DIR_END:
 		break;
@@ -284,8 +379,27 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_str(w, e->name);
 		if (e->type == ENT_LNK)
 			wr_str(w, e->target);
+		if (e->type == ENT_SPECIAL) {
+			wr_u32(w, e->rdev_major);
+			wr_u32(w, e->rdev_minor);
+		}
 		if (e->flags & ENT_HAS_HASH)
 			wr_bytes(w, e->hash, MSG_HASH_LEN);
+		break;
+	case MSG_XMETA:
+		wr_u8(w, m->u.xmeta.flags);
+		if (m->u.xmeta.flags & XM_OWNER) {
+			wr_u32(w, m->u.xmeta.uid);
+			wr_str(w, m->u.xmeta.user);
+		}
+		if (m->u.xmeta.flags & XM_GROUP) {
+			wr_u32(w, m->u.xmeta.gid);
+			wr_str(w, m->u.xmeta.group);
+		}
+		if (m->u.xmeta.flags & XM_XATTRS) {
+			wr_u16(w, m->u.xmeta.count);
+			wr_bytes(w, m->u.xmeta.xattrs, m->u.xmeta.xattr_bytes);
+		}
 		break;
 	case MSG_DIR_END:
 		break;

@@ -50,16 +50,21 @@
 #define ZDATA_MAX_ZLEN (ZDATA_MAX_RAW + (ZDATA_MAX_RAW >> 8))
 #define ZDATA_WINDOW_LOG 17
 
-/* A control message never exceeds this: the largest is a full SIG (a
- * REQUEST with every string at its limit is about 9 KiB); both fit in one
- * channel record (65519 bytes). */
+/* A control message never exceeds this: the largest are a full XMETA and a
+ * full SIG (a REQUEST with every string at its limit is about 9 KiB); all
+ * fit in one channel record (65519 bytes). */
 #define MSG_MAX_REQUEST (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH))
-#define MSG_MAX_ENCODED (1 + 4 + 4 + 2 + SIG_MAX_BLOCKS * SIG_ENTRY_LEN)
+#define XMETA_MAX_COUNT 1024          /* xattrs of one entry */
+#define XMETA_MAX_XATTR_BYTES 60000u   /* the records' bytes: one channel record holds them */
+#define XMETA_MAX_IDNAME 64            /* a user or group name */
+#define MSG_MAX_SIG (1 + 4 + 4 + 2 + SIG_MAX_BLOCKS * SIG_ENTRY_LEN)
+#define MSG_MAX_XMETA (1 + 1 + 2 * (4 + 2 + XMETA_MAX_IDNAME) + 2 + XMETA_MAX_XATTR_BYTES)
+#define MSG_MAX_ENCODED (MSG_MAX_SIG > MSG_MAX_XMETA ? MSG_MAX_SIG : MSG_MAX_XMETA)
 
 enum msg_type {
 	MSG_REQUEST = 0x01, MSG_ACCEPT = 0x02, MSG_REFUSE = 0x03, MSG_FILTER = 0x04,
 	MSG_DIR_BEGIN = 0x10, MSG_ENTRY = 0x11, MSG_DIR_END = 0x12,
-	MSG_DIR_META = 0x13, MSG_END = 0x14, MSG_TOTALS = 0x15,
+	MSG_DIR_META = 0x13, MSG_END = 0x14, MSG_TOTALS = 0x15, MSG_XMETA = 0x16,
 	MSG_FILE_BEGIN = 0x20, MSG_DATA = 0x21, MSG_HOLE = 0x22, MSG_FILE_END = 0x23,
 	MSG_COPY = 0x24, MSG_ZDATA = 0x25,
 	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
@@ -95,9 +100,25 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_COMPRESS  0x10000u /* -z: file data may travel zstd-compressed (ZDATA) */
 #define REQ_NO_RESUME 0x20000u /* --no-resume: an interrupted file leaves no partial */
 #define REQ_FILTER    0x40000u /* filter rules follow the REQUEST in FILTER records */
-#define REQ_KNOWN     0x7ffffu
+#define REQ_OWNER     0x80000u  /* -o: owners travel (XMETA) and the receiver keeps them */
+#define REQ_GROUP     0x100000u /* -g: groups, likewise */
+#define REQ_DEVICES   0x200000u /* --devices: character and block devices are sent (ENT_SPECIAL) */
+#define REQ_SPECIALS  0x400000u /* --specials: FIFOs and sockets are sent (ENT_SPECIAL) */
+#define REQ_XATTRS    0x800000u /* -X: extended attributes travel (XMETA) */
+#define REQ_ACLS      0x1000000u /* -A: POSIX ACLs travel, as the xattrs Linux keeps them in */
+#define REQ_NUMERIC_IDS 0x2000000u /* --numeric-ids: ids only, never mapped through names */
+#define REQ_KNOWN     0x3ffffffu
+/* What makes the sender describe entries with XMETA. */
+#define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
-enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3 };
+enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3, ENT_SPECIAL = 4 };
+/* ENT_SPECIAL's mode has the file type in these (Linux's, on every platform)
+ * bits, and a device number follows. */
+#define WIRE_IFMT   0170000u
+#define WIRE_IFSOCK 0140000u
+#define WIRE_IFBLK  0060000u
+#define WIRE_IFCHR  0020000u
+#define WIRE_IFIFO  0010000u
 #define ENT_HAS_HASH 0x01u
 
 /* DIR_BEGIN flags */
@@ -112,7 +133,20 @@ enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
 #define CHGB_SIZE  0x01u
 #define CHGB_TIME  0x02u
 #define CHGB_PERMS 0x04u
-#define CHGB_KNOWN 0x07u
+#define CHGB_OWNER 0x08u
+#define CHGB_GROUP 0x10u
+#define CHGB_ACL   0x20u
+#define CHGB_XATTR 0x40u
+#define CHGB_KNOWN 0x7fu
+
+/* XMETA: what the next ENTRY, DIR_META or FILE_BEGIN has beyond mode and
+ * mtime. The xattrs are `count` records of (name length u8, name, value
+ * length u16, value), names sorted bytewise and unique, in the namespaces
+ * user., trusted., security. and system.posix_acl_{access,default}. */
+#define XM_OWNER  0x01u
+#define XM_GROUP  0x02u
+#define XM_XATTRS 0x04u
+#define XM_KNOWN  0x07u
 
 /* REFUSE / ERROR codes; the client maps them to exit codes (docs/PROTOCOL.md). */
 enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY = 3,
@@ -150,7 +184,25 @@ struct m_entry {
 	char name[MSG_MAX_NAME + 1];
 	char target[MSG_MAX_PATH + 1];   /* ENT_LNK only */
 	uint8_t hash[MSG_HASH_LEN];      /* ENT_HAS_HASH only */
+	uint32_t rdev_major, rdev_minor; /* ENT_SPECIAL only */
 };
+
+/* XMETA; `xattrs` points into the received record (valid until the next
+ * receive): xattr_bytes bytes holding `count` records, already checked. */
+struct m_xmeta {
+	uint8_t flags;
+	uint32_t uid, gid;
+	char user[XMETA_MAX_IDNAME + 1], group[XMETA_MAX_IDNAME + 1];   /* "" = no name */
+	uint16_t count;
+	uint32_t xattr_bytes;
+	const uint8_t *xattrs;
+};
+
+/* One record of an XMETA xattr list: the next after *off, or 0 at the end. */
+struct xattr_rec { char name[256]; const uint8_t *value; uint16_t len; };
+int xmeta_next(const uint8_t *list, size_t bytes, size_t *off, struct xattr_rec *x);
+/* 1 if `name` is in a namespace XMETA may carry. */
+int xmeta_name_ok(const char *name);
 
 struct m_dir_meta { uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; char path[MSG_MAX_PATH + 1]; };
 struct m_totals { uint64_t files, bytes; };
@@ -196,6 +248,7 @@ struct msg {
 		struct m_refuse refuse;
 		struct m_dir_begin dir_begin;
 		struct m_entry entry;
+		struct m_xmeta xmeta;
 		struct m_dir_meta dir_meta;
 		struct m_totals totals;
 		struct m_file_begin file_begin;

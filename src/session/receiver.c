@@ -11,18 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
 #include "fs/meta.h"
 #include "fs/sync.h"
+#include "fs/xattr.h"
 #include "session/backup.h"
 #include "session/delta.h"
 #include "session/resume.h"
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "session/xfilter.h"
+#include "session/xmeta.h"
 #include "util/chmod.h"
 #include "util/err.h"
 #include "util/path.h"
@@ -102,6 +105,7 @@ struct receiver {
 	/* the directory the last file was written to */
 	char data_dir[PATH_MAX_WIRE + 1];
 	int data_fd;
+	struct xmeta_dst xd;    /* -o, -g, -X, -A, fake super: the XMETA held */
 	struct msg m;
 };
 
@@ -185,7 +189,9 @@ static uint32_t mode_of(const struct receiver *r, uint32_t mode, int is_dir)
 	mode &= 07777;
 	if (r->o->chmod)
 		mode = chmod_apply(r->o->chmod, mode, is_dir);
-	return r->o->strip_setid ? mode & ~(uint32_t)(S_ISUID | S_ISGID) : mode;
+	if (r->o->strip_setid)
+		mode &= ~(uint32_t)(S_ISUID | S_ISGID);
+	return xmeta_real_mode(&r->xd, mode, is_dir);
 }
 
 /* Doubles a full ring buffer of `count` elements of `size` bytes (`first`
@@ -606,6 +612,37 @@ static void refresh_meta(struct receiver *r, const struct m_entry *e, const char
 		file_error(r, wpath, err_msg());
 }
 
+/* The held XMETA (owner, xattrs; fake super's stored stat) onto an entry
+ * that exists: what differed is reported with the entry's other changes. */
+static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t mode,
+			    const struct m_entry *e, const char *wpath)
+{
+	struct xmeta_want w = { .mode = mode, .is_link = e && e->type == ENT_LNK,
+				.major = e ? e->rdev_major : 0, .minor = e ? e->rdev_minor : 0 };
+	struct stat now;
+	int rc;
+
+	if (!(r->o->flags & REQ_XMETA) && !r->o->fake_super)
+		return 0;
+	if ((at->fd >= 0 ? fstat(at->fd, &now) : fstatat(at->dirfd, at->name, &now,
+							   AT_SYMLINK_NOFOLLOW)) < 0) {
+		xmeta_drop(&r->xd);
+		return 0;
+	}
+	rc = xmeta_apply(&r->xd, at, &now, &w, r->dry);
+	if (rc < 0) {
+		file_error(r, wpath, err_msg());
+		return 0;
+	}
+	return (unsigned)rc;
+}
+
+static uint32_t full_mode(const struct m_entry *e)
+{
+	return e->type == ENT_SPECIAL ? e->mode : e->mode | (e->type == ENT_DIR ? 0040000u :
+				      e->type == ENT_LNK ? 0120000u : 0100000u);
+}
+
 static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		  const char *wpath, const char *lp, const struct stat *old, int exists)
 {
@@ -634,8 +671,16 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 			r->st->files_kept++;
 		if (pg)
 			progress_skip(pg, e->size);
-		if (fresh)
-			refresh_meta(r, e, name, wpath, old);
+		if (fresh) {
+			struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
+			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath);
+			struct stat now = *old;
+			if (bits && !r->dry)
+				fstatat(r->cur_fd, name, &now, AT_SYMLINK_NOFOLLOW);
+			if (bits && !meta_differs(r, e, &now, &mtime_too))
+				report_bits(r, CHG_META, bits, wpath);
+			refresh_meta(r, e, name, wpath, &now);
+		}
 		return 0;
 	}
 	if (exists && S_ISREG(old->st_mode))
@@ -668,17 +713,78 @@ static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 	return 0;
 }
 
+/* Fake super keeps a symlink as rsync's daemon does: a regular file holding
+ * the target, its stored stat saying it is a link (a link itself can carry
+ * no user.* xattr for the owner). */
+static int fake_link_is(const struct receiver *r, const char *name, const struct stat *old,
+			const char *target)
+{
+	struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
+	char cur[MSG_MAX_PATH + 1];
+	struct fake_stat fs;
+	ssize_t n = -1;
+
+	if (!S_ISREG(old->st_mode) || !fake_stat_read(&at, &fs) || (fs.mode & WIRE_IFMT) != 0120000u)
+		return 0;
+	int fd = openat(r->cur_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, cur, sizeof cur - 1);
+		close(fd);
+	}
+	return n >= 0 && (cur[n] = '\0', !strcmp(cur, target));
+}
+
+static int fake_link_make(struct receiver *r, const struct m_entry *e, const char *name,
+			  const char *wpath)
+{
+	struct timespec mt = { .tv_sec = (time_t)e->mtime_s, .tv_nsec = e->mtime_ns };
+	char tmp[256];
+	size_t len = strlen(e->target);
+	int fd = -1;
+
+	if (fs_tmp_name(tmp, name) < 0 ||
+	    (fd = openat(r->cur_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			 0600)) < 0 || write(fd, e->target, len) != (ssize_t)len) {
+		file_error(r, wpath, fd < 0 ? strerror(errno) : "writing its placeholder");
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(r->cur_fd, tmp, 0);
+		}
+		return 0;
+	}
+	struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
+	apply_xmeta(r, &at, full_mode(e), NULL, wpath);
+	if (futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, mt }) < 0 ||
+	    renameat(r->cur_fd, tmp, r->cur_fd, name) < 0) {
+		file_error(r, wpath, strerror(errno));
+		unlinkat(r->cur_fd, tmp, 0);
+	}
+	close(fd);
+	return 0;
+}
+
 static int on_link(struct receiver *r, const struct m_entry *e, const char *name,
 		   const char *wpath, const struct stat *old, int exists)
 {
 	char cur[MSG_MAX_PATH + 1];
 	struct timespec mt = { .tv_sec = (time_t)e->mtime_s, .tv_nsec = e->mtime_ns };
+	struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
 
 	r->st->links++;
-	if (exists && S_ISLNK(old->st_mode)) {
+	if (exists && r->o->fake_super && fake_link_is(r, name, old, e->target)) {
+		unsigned bits = apply_xmeta(r, &at, full_mode(e), NULL, wpath);
+		if (bits)
+			report_bits(r, CHG_META, bits, wpath);
+		return 0;
+	}
+	if (exists && S_ISLNK(old->st_mode) && !r->o->fake_super) {
 		ssize_t n = readlinkat(r->cur_fd, name, cur, sizeof cur - 1);
-		if (n >= 0 && (cur[n] = '\0', !strcmp(cur, e->target)))
+		if (n >= 0 && (cur[n] = '\0', !strcmp(cur, e->target))) {
+			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath);
+			if (bits)
+				report_bits(r, CHG_META, bits, wpath);
 			return 0;
+		}
 	}
 	report(r, CHG_LINK, wpath);
 	if (r->dry)
@@ -690,8 +796,103 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 		file_error(r, wpath, err_msg());
 		return 0;
 	}
-	if (fs_symlink_atomic(r->cur_fd, name, e->target, &mt) < 0)
+	if (r->o->fake_super)
+		return fake_link_make(r, e, name, wpath);
+	if (fs_symlink_atomic(r->cur_fd, name, e->target, &mt) < 0) {
 		file_error(r, wpath, err_msg());
+		return 0;
+	}
+	apply_xmeta(r, &at, full_mode(e), e, wpath);
+	return 0;
+}
+
+/* A device, FIFO or socket (-D) already there as the sender has it: under
+ * fake super, a placeholder whose stored stat says so. */
+static int same_special(const struct receiver *r, const struct m_entry *e, const char *name,
+			const struct stat *old)
+{
+	uint32_t fmt = e->mode & WIRE_IFMT;
+
+	if (r->o->fake_super) {
+		struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
+		struct fake_stat fs;
+		return S_ISREG(old->st_mode) && fake_stat_read(&at, &fs) &&
+		       (fs.mode & WIRE_IFMT) == fmt && fs.major == e->rdev_major &&
+		       fs.minor == e->rdev_minor;
+	}
+	if (fmt == WIRE_IFCHR || fmt == WIRE_IFBLK)
+		return (fmt == WIRE_IFCHR ? S_ISCHR(old->st_mode) : S_ISBLK(old->st_mode)) &&
+		       major(old->st_rdev) == e->rdev_major && minor(old->st_rdev) == e->rdev_minor;
+	return fmt == WIRE_IFIFO ? S_ISFIFO(old->st_mode) : S_ISSOCK(old->st_mode);
+}
+
+/* Creates the special file as `tmp` in the current directory. */
+static int make_special(struct receiver *r, const struct m_entry *e, const char *tmp)
+{
+	uint32_t fmt = e->mode & WIRE_IFMT;
+	mode_t type = fmt == WIRE_IFCHR ? S_IFCHR : fmt == WIRE_IFBLK ? S_IFBLK :
+		      fmt == WIRE_IFIFO ? S_IFIFO : S_IFSOCK;
+
+	if (r->o->fake_super) {
+		/* a placeholder, as rsync's fake super: an empty regular file */
+		int fd = openat(r->cur_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		if (fd < 0)
+			return err_sys(-errno, "creating its placeholder");
+		close(fd);
+		return 0;
+	}
+	if ((S_ISCHR(type) || S_ISBLK(type)) && !r->xd.root)
+		return err_set(-EPERM, "a device is only created by a receiver running as root "
+			       "(or kept by a module with 'fake super = yes'): not created");
+	if (mknodat(r->cur_fd, tmp, type | 0600, makedev(e->rdev_major, e->rdev_minor)) < 0)
+		return err_sys(-errno, "mknod");
+	return 0;
+}
+
+static int on_special(struct receiver *r, const struct m_entry *e, const char *name,
+		      const char *wpath, const struct stat *old, int exists)
+{
+	struct timespec mt = { .tv_sec = (time_t)e->mtime_s, .tv_nsec = e->mtime_ns };
+	char tmp[256];
+
+	if (!(r->o->flags & ((e->mode & WIRE_IFMT) == WIRE_IFCHR || (e->mode & WIRE_IFMT) ==
+			     WIRE_IFBLK ? REQ_DEVICES : REQ_SPECIALS)))
+		return err_set(-EBADMSG, "protocol: a special file the request did not ask for");
+	if (exists && same_special(r, e, name, old)) {
+		struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
+		unsigned bits = apply_xmeta(r, &at, e->mode, e, wpath);
+		int mtime_too, differs = meta_differs(r, e, old, &mtime_too);
+		if (bits || differs)
+			report_bits(r, CHG_META, bits | (differs ? diff_bits(r, e, old) & ~CHGB_SIZE : 0),
+				    wpath);
+		if (differs && !r->dry &&
+		    fs_set_meta(r->cur_fd, name, mode_of(r, e->mode, 0), &mt) < 0)
+			file_error(r, wpath, err_msg());
+		return 0;
+	}
+	report(r, CHG_NEW, wpath);
+	if (r->dry)
+		return 0;
+	if (exists && S_ISDIR(old->st_mode) && clear_existing(r, name, wpath) < 0)
+		return 0;
+	if (exists && !S_ISDIR(old->st_mode) && (r->o->flags & REQ_BACKUP) &&
+	    backup_keep(&r->bk, r->cur_fd, name, wpath, 0) < 0) {
+		file_error(r, wpath, err_msg());
+		return 0;
+	}
+	if (fs_tmp_name(tmp, name) < 0 || make_special(r, e, tmp) < 0) {
+		file_error(r, wpath, err_msg());
+		return 0;
+	}
+	struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = tmp };
+	apply_xmeta(r, &at, e->mode, e, wpath);
+	if (fs_set_meta(r->cur_fd, tmp, mode_of(r, e->mode, 0), &mt) < 0 ||
+	    (renameat(r->cur_fd, tmp, r->cur_fd, name) < 0 &&
+	     err_sys(-errno, "rename into place") < 0)) {
+		file_error(r, wpath, err_msg());
+		unlinkat(r->cur_fd, tmp, 0);
+	}
 	return 0;
 }
 
@@ -746,8 +947,11 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		rc = on_reg(r, e, name, wpath, lp, &old, exists);
 	else if (e->type == ENT_DIR)
 		rc = on_dir(r, e, name, wpath, &old, exists);
-	else
+	else if (e->type == ENT_LNK)
 		rc = on_link(r, e, name, wpath, &old, exists);
+	else
+		rc = on_special(r, e, name, wpath, &old, exists);
+	xmeta_drop(&r->xd);   /* a file's comes again with its data */
 	r->index++;
 	return rc;
 }
@@ -791,10 +995,24 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 			       r->single ? "in a single-file transfer" : "before the root listing");
 	if ((rc = path_check(dm->path, strlen(dm->path))) < 0)
 		return err_wrap(rc, "protocol: bad directory from the sender");
-	if (r->dry || (dm->path[0] && module_hides(r, dm->path, 1)))
+	if (r->dry || (dm->path[0] && module_hides(r, dm->path, 1))) {
+		xmeta_drop(&r->xd);
 		return 0;
+	}
 	if ((rc = local_of(r, dm->path, lp, sizeof lp)) < 0)
 		return rc;
+	if (r->xd.have) {
+		/* owner and xattrs now (they do not touch the mtime); mode and
+		 * mtime once the directory's files are in */
+		int fd = jail_open_dir(r->j, lp, O_RDONLY);
+		struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
+		if (fd >= 0)
+			apply_xmeta(r, &at, 0040000u | dm->mode, NULL, dm->path[0] ? dm->path : ".");
+		else
+			xmeta_drop(&r->xd);
+		if (fd >= 0)
+			close(fd);
+	}
 	meta_apply_ready(r, 0);
 	if ((rc = meta_push(r, dm, lp)) < 0)
 		return rc;
@@ -847,6 +1065,10 @@ static void commit_file(struct receiver *r, struct afile *f, const struct m_file
 		afile_abort(f);
 		file_error(r, wpath, err_msg());
 		return;
+	}
+	if (r->xd.have || r->o->fake_super) {
+		struct xa_at at = { .fd = f->fd, .dirfd = -1, .name = NULL };
+		apply_xmeta(r, &at, 0100000u | (fb->mode & 07777), NULL, wpath);
 	}
 	if (afile_commit(f, mode_of(r, fb->mode, 0), &mt) < 0) {
 		file_error(r, wpath, err_msg());
@@ -1104,6 +1326,7 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 		return err_set(-EBADMSG, "protocol: data for entry %u, which was not asked for",
 			       fb->index);
 	int rc = receive(r, fb, w);
+	xmeta_drop(&r->xd);
 	want_done(r, w, redo);
 	return rc;
 }
@@ -1125,6 +1348,8 @@ static int dispatch(struct receiver *r, const struct msg *m)
 		return on_dir_end(r);
 	case MSG_DIR_META:
 		return on_dir_meta(r, &m->u.dir_meta);
+	case MSG_XMETA:
+		return xmeta_hold(&r->xd, &m->u.xmeta);
 	case MSG_FILE_BEGIN:
 		return on_file(r, &m->u.file_begin);
 	case MSG_FILE_SIG:
@@ -1206,6 +1431,7 @@ static void cleanup(struct receiver *r)
 		r->mcount--;
 	}
 	free(r->mq);
+	xmeta_dst_free(&r->xd);
 	if (r->cur_fd >= 0)
 		close(r->cur_fd);
 	if (r->data_fd >= 0)
@@ -1230,6 +1456,7 @@ int receiver_run(struct conn *c, const struct jail *j, const char *root,
 	r->cur_fd = -1;
 	r->data_fd = -1;
 	r->own.root_fd = -1;
+	xmeta_dst_init(&r->xd, o->flags, o->fake_super);
 	snprintf(r->root, sizeof r->root, "%s", root);
 	while (rc == 0 && !(r->end_seen && !r->wcount && !r->nredo)) {
 		rc = conn_recv(c, &r->m);

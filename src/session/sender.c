@@ -9,15 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
 #include "fs/meta.h"
 #include "fs/partial.h"
+#include "fs/xattr.h"
 #include "session/delta.h"
 #include "session/filedata.h"
 #include "session/progress.h"
 #include "session/xfilter.h"
+#include "session/xmeta.h"
 #include "util/err.h"
 #include "util/path.h"
 #include "util/log.h"
@@ -89,6 +92,8 @@ struct sender {
 	int have_result;
 	struct msg m;           /* scratch for receiving */
 	struct msg out;         /* scratch for sending */
+	struct xmeta_src xs;    /* -o, -g, -X, -A: what XMETA says */
+	struct msg xout;        /* an XMETA being sent */
 };
 
 static int local_path(const struct source *s, const char *wpath, char *out, size_t cap)
@@ -415,6 +420,8 @@ static int recv_one(struct sender *s)
 
 /* --- sending files -------------------------------------------------------- */
 
+static int send_xmeta_fd(struct sender *s, int fd, const char *wpath);
+
 static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t index)
 {
 	struct progress *pg = s->h->progress;
@@ -424,6 +431,10 @@ static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t 
 	if (fd < 0) {
 		xfer_note(s->st, "%s", err_msg());   /* the receiver counts it (FILE_END) */
 		return filedata_send_failed(s->c, index);
+	}
+	if ((rc = send_xmeta_fd(s, fd, path)) < 0) {
+		close(fd);
+		return rc;
 	}
 	rc = filedata_send(s->c, fd, index, path, s->st, pg);
 	close(fd);
@@ -448,6 +459,10 @@ static int send_delta(struct sender *s, struct pending *p)
 	if (fd < 0) {
 		xfer_note(s->st, "%s", err_msg());
 		return filedata_send_failed(s->c, p->index);
+	}
+	if ((rc = send_xmeta_fd(s, fd, p->path)) < 0) {
+		close(fd);
+		return rc;
 	}
 	rc = p->pd ? delta_send_needed(s->c, fd, p->index, &p->pd->d, s->st, pg)
 		   : delta_send(s->c, fd, p->index, p->path, p->sig, s->st, pg);
@@ -522,7 +537,90 @@ static int entry_type(mode_t mode)
 		return ENT_DIR;
 	if (S_ISLNK(mode))
 		return ENT_LNK;
+	if (S_ISCHR(mode) || S_ISBLK(mode) || S_ISFIFO(mode) || S_ISSOCK(mode))
+		return ENT_SPECIAL;
 	return 0;
+}
+
+/* -D: devices with --devices, FIFOs and sockets with --specials */
+static int special_wanted(const struct sender *s, mode_t mode)
+{
+	return (S_ISCHR(mode) || S_ISBLK(mode)) ? !!(s->o->flags & REQ_DEVICES)
+						 : !!(s->o->flags & REQ_SPECIALS);
+}
+
+static uint32_t wire_type_of(mode_t mode)
+{
+	return S_ISCHR(mode) ? WIRE_IFCHR : S_ISBLK(mode) ? WIRE_IFBLK :
+	       S_ISFIFO(mode) ? WIRE_IFIFO : WIRE_IFSOCK;
+}
+
+/* XMETA for the entry at `at` (before its ENTRY, DIR_META or FILE_BEGIN). */
+static int send_xmeta(struct sender *s, const struct xa_at *at, uint32_t uid, uint32_t gid,
+		      const char *wpath)
+{
+	if (!xmeta_describe(&s->xs, at, uid, gid, wpath, s->st, &s->xout))
+		return 0;
+	return conn_send(s->c, &s->xout);
+}
+
+/* XMETA of an open file or directory (its FILE_BEGIN or DIR_META follows). */
+static int send_xmeta_fd(struct sender *s, int fd, const char *wpath)
+{
+	struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
+	struct fake_stat fs;
+	struct stat st;
+
+	if (!(s->o->flags & REQ_XMETA))
+		return 0;
+	if (fstat(fd, &st) < 0) {
+		xfer_error(s->st, "%s: fstat: %s", wpath, strerror(errno));
+		return 0;
+	}
+	if (s->o->fake_super && fake_stat_read(&at, &fs)) {
+		st.st_uid = fs.uid;
+		st.st_gid = fs.gid;
+	}
+	return send_xmeta(s, &at, st.st_uid, st.st_gid, wpath);
+}
+
+/* A fake-super symlink: the target is the placeholder file's contents. */
+static ssize_t read_placeholder(int dfd, const char *name, char target[MSG_MAX_PATH + 1])
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, target, MSG_MAX_PATH);
+	close(fd);
+	return n > 0 && !memchr(target, 0, (size_t)n) ? n : -1;
+}
+
+/* Under fake super (a module's), what the entry really is was kept in an
+ * xattr: its type, mode, device and owner replace the placeholder's. */
+static void fake_view(const struct sender *s, const struct xa_at *at, struct dent_stat *st,
+		      uint32_t *major, uint32_t *minor)
+{
+	struct fake_stat fs;
+
+	if (!s->o->fake_super || !fake_stat_read(at, &fs))
+		return;
+	uint32_t fmt = fs.mode & WIRE_IFMT;
+	mode_t type = fmt == WIRE_IFCHR ? S_IFCHR : fmt == WIRE_IFBLK ? S_IFBLK :
+		      fmt == WIRE_IFIFO ? S_IFIFO : fmt == WIRE_IFSOCK ? S_IFSOCK :
+		      fmt == 0120000u ? S_IFLNK : st->st_mode & S_IFMT;
+	/* a placeholder (a regular file) may stand for a special file; a real
+	 * directory or link stays what it is */
+	if (type != (st->st_mode & S_IFMT) && !S_ISREG(st->st_mode))
+		type = st->st_mode & S_IFMT;
+	st->st_mode = type | (fs.mode & 07777);
+	st->st_uid = fs.uid;
+	st->st_gid = fs.gid;
+	if (!S_ISREG(type))
+		st->st_size = 0;
+	*major = fs.major;
+	*minor = fs.minor;
 }
 
 static int hash_file(const struct source *src, const char *wpath, uint8_t out[MSG_HASH_LEN])
@@ -537,27 +635,48 @@ static int hash_file(const struct source *src, const char *wpath, uint8_t out[MS
 
 /* Sends one ENTRY; dfd is the directory holding it (for readlink). */
 static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
-		      const char *wpath, const struct dent_stat *st)
+		      const char *wpath, const struct dent_stat *st_listed)
 {
 	struct m_entry *e = &s->out.u.entry;
-	int type = entry_type(st->st_mode);
+	struct dent_stat stv = *st_listed, *st = &stv;
+	struct xa_at at = { .fd = -1, .dirfd = dfd, .name = name };
+	uint32_t major = 0, minor = 0;
 	int rc;
 
-	if (!type) {
-		log_info("%s: skipping special file", wpath);
+	fake_view(s, &at, st, &major, &minor);
+	int type = entry_type(st->st_mode);
+	if (!type || (type == ENT_SPECIAL && !special_wanted(s, st->st_mode))) {
+		log_info("%s: skipping non-regular file", wpath);
 		return 0;
+	}
+	if (type == ENT_SPECIAL && !s->o->fake_super) {
+		struct stat full;
+		if (fstatat(dfd, name, &full, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    (full.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
+			xfer_error(s->st, "%s: changed while listed, not sent", wpath);
+			return 0;
+		}
+		major = major(full.st_rdev);
+		minor = minor(full.st_rdev);
 	}
 	s->out.type = MSG_ENTRY;
 	memset(e, 0, offsetof(struct m_entry, name));
 	e->type = (uint8_t)type;
 	e->mode = st->st_mode & 07777;
+	if (type == ENT_SPECIAL) {
+		e->mode |= wire_type_of(st->st_mode);
+		e->rdev_major = major;
+		e->rdev_minor = minor;
+	}
 	e->size = type == ENT_REG ? (uint64_t)st->st_size : 0;
 	e->mtime_s = st->st_mtim.tv_sec;
 	e->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
 	snprintf(e->name, sizeof e->name, "%s", name);
 	e->target[0] = '\0';
 	if (type == ENT_LNK) {
-		ssize_t n = readlinkat(dfd, name, e->target, MSG_MAX_PATH);
+		/* under fake super a link may be kept as a file holding its target */
+		ssize_t n = S_ISLNK(st_listed->st_mode) ? readlinkat(dfd, name, e->target, MSG_MAX_PATH)
+							: read_placeholder(dfd, name, e->target);
 		if (n < 0 || n >= MSG_MAX_PATH) {
 			xfer_error(s->st, "%s: readlink failed or target too long", wpath);
 			return 0;
@@ -589,6 +708,9 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 	if (s->h->entry)
 		s->h->entry(s->h->ctx, type, e->mode, e->size, e->mtime_s, wpath, e->target);
 	s->next_index++;
+	/* a directory's own XMETA goes with its DIR_META, after its subtree */
+	if (type != ENT_DIR && (rc = send_xmeta(s, &at, st->st_uid, st->st_gid, wpath)) < 0)
+		return rc;
 	return conn_send(s->c, &s->out);
 }
 
@@ -611,13 +733,32 @@ static int send_dir_msg(struct sender *s, uint8_t type, uint8_t flags, const cha
 /* DIR_META after a directory's subtree. Files listed before it that are not
  * done yet make the receiver hold it; that is bounded (PROTOCOL.md 4.1), so
  * first wait for room. */
-static int send_meta(struct sender *s, const char *path, const struct stat *st)
+static int send_meta(struct sender *s, uint16_t si, const char *path, const struct stat *st_listed)
 {
 	size_t len = strlen(path);
+	struct stat stv = *st_listed, *st = &stv;
 	int rc = pump(s, NEED_META, len);
 
 	if (rc < 0)
 		return rc;
+	if ((s->o->flags & REQ_XMETA) || s->o->fake_super) {
+		char lp[PATH_MAX_WIRE + 1];
+		int dfd = local_path(&s->srcs[si], path, lp, sizeof lp) < 0 ? -1 :
+			  jail_open_dir(s->srcs[si].jail, lp, O_RDONLY);
+		struct fake_stat fs;
+		if (dfd >= 0 && s->o->fake_super &&
+		    fake_stat_read(&(struct xa_at){ .fd = dfd, .dirfd = -1 }, &fs) &&
+		    (fs.mode & WIRE_IFMT) == 0040000u)
+			stv.st_mode = S_IFDIR | (fs.mode & 07777);
+		if (dfd >= 0)
+			rc = send_xmeta_fd(s, dfd, path);
+		else
+			xfer_error(s->st, "%s: %s (its owner and xattrs not sent)", path, err_msg());
+		if (dfd >= 0)
+			close(dfd);
+		if (rc < 0)
+			return rc;
+	}
 	if (s->count) {
 		struct meta_wait *w = &s->mw[(s->mw_head + s->mw_count) % PROTO_META_PENDING];
 		w->next = s->next_index;
@@ -736,7 +877,7 @@ static int walk_below(struct sender *s, uint16_t si, struct dirstack *d)
 			rc = walk_enter(s, si, d);
 			continue;
 		}
-		rc = send_meta(s, d->path, &dirstack_top(d)->st);
+		rc = send_meta(s, si, d->path, &dirstack_top(d)->st);
 		dirstack_pop(d);
 	}
 	return rc;
@@ -946,6 +1087,7 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		free(s);
 		return err_set(-ENOMEM, "out of memory");
 	}
+	xmeta_src_init(&s->xs, o->flags, o->fake_super);
 	rc = (o->flags & REQ_TOTALS) ? send_totals(s) : 0;
 	if (rc == 0)
 		rc = walk_root(s);
@@ -967,6 +1109,7 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 	free(s->mw);
 	for (size_t i = 0; i < DONE_DELTAS; i++)
 		free(s->done[i].path);
+	xmeta_src_free(&s->xs);
 	free(s);
 	return rc;
 }

@@ -144,7 +144,8 @@ static int exists(const struct jail *j, const char *path)
 }
 
 static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
-		  struct jail *j, struct xfilter *xf, const struct filter_list *mfl)
+		  struct jail *j, struct xfilter *xf, const struct module_cfg *mod,
+		  const struct filter_list *mfl)
 {
 	/* setuid/setgid bits from a client are dropped (a daemon often runs as root) */
 	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1,
@@ -154,7 +155,7 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 			       /* the box asks for deltas and never rolls (issue 11) */
 			       .want_delta = 1, .do_delta = 0, .send_sig = 1,
 			       .filter = (rq->flags & REQ_FILTER) ? xf : NULL,
-			       .module_filter = mfl };
+			       .module_filter = mfl, .fake_super = mod->fake_super };
 	struct xfer_hooks h = { 0 };
 	struct xfer_stats st = { 0 };
 	struct source src;
@@ -246,7 +247,7 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc == 0) {
 		conn_set_protection(&c, m->u.request.protection, m->u.request.flags);
 		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
-		rc = run_op(&c, sc, &m->u.request, &j, &xf, mfl);
+		rc = run_op(&c, sc, &m->u.request, &j, &xf, mod, mfl);
 	}
 	if (rc < 0)
 		/* a bad peer is a protocol error; anything else, the server's disk */

@@ -30,6 +30,7 @@ struct xfer_opts {
 	struct writer_opts writer;
 	int window;                  /* entries in flight; 0 = default (at most PROTO_WINDOW_FILES) */
 	int strip_setid;             /* receiver: clear setuid/setgid bits of what the peer sends */
+	int fake_super;              /* a module's "fake super": owners, types and modes in an xattr */
 	const char *chmod;           /* receiver: --chmod (checked), NULL = none */
 	const char *backup_dir;      /* receiver, with REQ_BACKUP: relative to the root, NULL = beside */
 	const char *suffix;          /* receiver, with REQ_BACKUP: NULL = rsync's default */

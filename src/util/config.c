@@ -31,7 +31,7 @@ enum scope { S_GLOBAL = 1, S_MODULE = 2 };
 enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
 	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
-	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM,
+	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM, K_FAKE_SUPER,
 };
 
 static const struct {
@@ -58,6 +58,7 @@ static const struct {
 	{ "read only",          K_READ_ONLY,  S_MODULE },
 	{ "protection",         K_PROTECTION, S_MODULE },
 	{ "compress",           K_COMPRESS,   S_MODULE },
+	{ "fake super",         K_FAKE_SUPER, S_MODULE },
 	{ "exclude",            K_EXCLUDE,    S_MODULE },
 	{ "exclude from",       K_EXCLUDE_FROM, S_MODULE },
 };
@@ -524,6 +525,10 @@ static int set_key(struct pstate *p, char *line)
 		return 0;
 	case K_COMPRESS:
 		return parse_compress(p, val, &m->compress);
+	case K_FAKE_SUPER:
+		if (parse_bool(val, &m->fake_super) < 0)
+			return perr(p, "fake super: expected yes or no: ", val);
+		return 0;
 	}
 	return perr(p, "internal error: unhandled key", NULL);
 }

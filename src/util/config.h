@@ -21,6 +21,7 @@ struct module_cfg {
 	int compress;             /* enum cfg_compress: what a -z client gets, default auto */
 	char *exclude;            /* "exclude": patterns, blank-separated, as rsyncd's; NULL = none */
 	char *exclude_from;       /* "exclude from": a file of them; NULL = none */
+	int fake_super;           /* "fake super = yes": owners, devices and modes kept in xattrs */
 	int line;                 /* where the section starts, for messages */
 };
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -220,6 +221,98 @@ static void test_hello(void **state)
 	assert_int_equal(hello_decode(buf, (size_t)n - 1, &back), -EBADMSG);
 }
 
+
+/* XMETA: xattr records are counted, sorted, unique, in known namespaces and
+ * within the limits; an owner name is at most XMETA_MAX_IDNAME bytes. */
+static size_t rec(uint8_t *p, const char *name, size_t vlen)
+{
+	size_t nl = strlen(name), o = 0;
+	p[o++] = (uint8_t)nl;
+	memcpy(p + o, name, nl);
+	o += nl;
+	p[o++] = (uint8_t)(vlen >> 8);
+	p[o++] = (uint8_t)vlen;
+	memset(p + o, 'v', vlen);
+	return o + vlen;
+}
+
+static int xmeta_try(const uint8_t *list, size_t bytes, uint16_t count, const char *user)
+{
+	static uint8_t enc[MSG_MAX_ENCODED + 70000];
+	struct wr w;
+	struct msg m;
+
+	wr_init(&w, enc, sizeof enc);
+	wr_u8(&w, MSG_XMETA);
+	wr_u8(&w, XM_OWNER | XM_XATTRS);
+	wr_u32(&w, 1000);
+	wr_str(&w, user);
+	wr_u16(&w, count);
+	wr_bytes(&w, list, bytes);
+	assert_int_equal(w.err, 0);
+	return msg_decode(enc, w.len, &m);
+}
+
+static void test_xmeta_limits(void **state)
+{
+	(void)state;
+	static uint8_t l[70000];
+	static char longname[10001];
+	size_t n;
+
+	n = rec(l, "system.posix_acl_access", 28);
+	n += rec(l + n, "user.a", 3);
+	n += rec(l + n, "user.b", 0);
+	assert_int_equal(xmeta_try(l, n, 3, "alice"), 0);
+	assert_int_equal(xmeta_try(l, n, 2, "alice"), -EBADMSG);       /* count */
+	assert_int_equal(xmeta_try(l, n - 1, 3, "alice"), -EBADMSG);   /* cut short */
+	memset(longname, 'x', 10000);
+	assert_int_equal(xmeta_try(l, n, 3, longname), -EBADMSG);      /* 10,000-byte owner */
+	n = rec(l, "user.b", 1);
+	n += rec(l + n, "user.a", 1);
+	assert_int_equal(xmeta_try(l, n, 2, ""), -EBADMSG);            /* unsorted */
+	n = rec(l, "user.a", 1);
+	n += rec(l + n, "user.a", 1);
+	assert_int_equal(xmeta_try(l, n, 2, ""), -EBADMSG);            /* twice */
+	n = rec(l, "system.evil", 1);
+	assert_int_equal(xmeta_try(l, n, 1, ""), -EBADMSG);            /* namespace */
+	n = rec(l, "user.", 1);
+	assert_int_equal(xmeta_try(l, n, 1, ""), -EBADMSG);            /* no name */
+	n = rec(l, "user.a", 30000);
+	n += rec(l + n, "user.b", 30000);
+	assert_int_equal(xmeta_try(l, n, 2, ""), -EBADMSG);            /* > 60000 bytes */
+	n = rec(l, "user.a", 29000);
+	n += rec(l + n, "user.b", 29000);
+	assert_int_equal(xmeta_try(l, n, 2, ""), 0);
+}
+
+/* ENT_SPECIAL: only the four special types, with a device number. */
+static void test_entry_special(void **state)
+{
+	(void)state;
+	struct msg m = { .type = MSG_ENTRY }, back;
+	int len;
+
+	m.u.entry.type = ENT_SPECIAL;
+	m.u.entry.mode = WIRE_IFCHR | 0666;
+	m.u.entry.rdev_major = 1;
+	m.u.entry.rdev_minor = 3;
+	snprintf(m.u.entry.name, sizeof m.u.entry.name, "null");
+	len = msg_encode(&m, buf, sizeof buf);
+	assert_true(len > 0);
+	assert_int_equal(msg_decode(buf, (size_t)len, &back), 0);
+	assert_int_equal(back.u.entry.rdev_major, 1);
+	assert_int_equal(back.u.entry.rdev_minor, 3);
+	assert_int_equal(back.u.entry.mode, WIRE_IFCHR | 0666);
+	m.u.entry.mode = 0040000 | 0755;   /* a directory is not special */
+	len = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)len, &back), -EBADMSG);
+	m.u.entry.type = ENT_REG;
+	m.u.entry.mode = WIRE_IFIFO | 0644;  /* a regular file has no type bits */
+	len = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)len, &back), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +322,8 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_all),
 		cmocka_unit_test(test_refuses_bad_values),
 		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_xmeta_limits),
+		cmocka_unit_test(test_entry_special),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

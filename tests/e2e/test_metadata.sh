@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Issue 12, items 1 and 3: what rsync -aAX keeps beyond data, mode and
+# mtime. A tree with owners, groups, xattrs (user and trusted), ACLs (access
+# and default), a FIFO, a socket, a device and an owned symlink is pushed
+# with -aAX to a daemon running as root and pulled back; a daemon running as
+# nobody keeps it all under "fake super" (the stored stat compared with the
+# real rsync daemon's on the same tree) and gives it back to a root client;
+# without fake super it says what it cannot keep. tests/e2e/treecmp.py
+# compares trees, and the real rsync -aAX's local copy is the oracle for
+# what a copy must look like.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || fail "needs root: owners, devices and trusted.* xattrs are root's"
+for t in setfacl setfattr setpriv rsync python3; do
+  command -v $t > /dev/null || fail "$t is needed (make deps installs acl, attr, util-linux, rsync)"
+done
+CMP="python3 $(dirname "$0")/treecmp.py"
+chmod 755 "$T"
+
+# make_tree DIR: every kind of metadata -aAX -D keeps
+make_tree() {
+  local d=$1
+  mkdir -p "$d/etc/sub" "$d/home/u" "$d/dev"
+  echo "root's" > "$d/etc/passwd"; chmod 0644 "$d/etc/passwd"
+  echo secret > "$d/etc/shadow"; chmod 0640 "$d/etc/shadow"; chown 0:42 "$d/etc/shadow"
+  head -c 100000 /dev/urandom > "$d/home/u/data"; chown 1234:5678 "$d/home/u/data"
+  chown 1234:5678 "$d/home/u"; chmod 0750 "$d/home/u"
+  echo x > "$d/home/u/tagged"; chown nobody:nogroup "$d/home/u/tagged"
+  setfattr -n user.comment -v "hello" "$d/home/u/tagged"
+  setfattr -n user.bin -v 0x00ff00ff10 "$d/home/u/tagged"
+  setfattr -n user.big -v "$(head -c 3000 /dev/zero | tr '\0' b)" "$d/home/u/tagged"
+  setfattr -n trusted.t -v trustme "$d/etc/passwd"
+  setfacl -m u:nobody:r,g:nogroup:rw "$d/etc/shadow"
+  setfacl -d -m g:nogroup:rx "$d/etc/sub"
+  setfacl -m u:1234:rwx "$d/etc/sub"
+  setfattr -n user.dir -v d "$d/etc"
+  mkfifo "$d/dev/fifo"; chmod 0620 "$d/dev/fifo"; chown 1234:5678 "$d/dev/fifo"
+  mknod "$d/dev/null" c 1 3; chmod 0666 "$d/dev/null"
+  mknod "$d/dev/sda9" b 8 9; chown 0:6 "$d/dev/sda9"; chmod 0660 "$d/dev/sda9"
+  python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$d/dev/sock"
+  ln -s ../etc/passwd "$d/home/u/link"; chown -h 1234:5678 "$d/home/u/link"
+  chown 4321:8765 "$d"
+  # distinct past mtimes, to the nanosecond, deepest first (rsync does not
+  # set a time equal to the second it copies in)
+  python3 - "$d" <<'PY'
+import os, sys
+paths = []
+for dp, dn, fn in os.walk(sys.argv[1]):
+    paths += [os.path.join(dp, n) for n in dn + fn]
+for i, p in enumerate(sorted(paths, key=lambda p: -p.count("/")) + [sys.argv[1]]):
+    t = 1700000000_000000000 + i * 1000_000_123
+    os.utime(p, ns=(t, t), follow_symlinks=False)
+PY
+}
+
+S=$T/src
+make_tree "$S"
+note "the oracle: the real rsync -aAX keeps all of it locally"
+rsync -aAX "$S/" "$T/rsync/"
+$CMP "$S" "$T/rsync" || fail "rsync -aAX's copy differs from the source: treecmp or the tree is wrong"
+
+write_config "[fake]" "path = $T/fake" "protection = none" "fake super = yes" \
+  "[plain]" "path = $T/plain" "protection = none"
+mkdir -p "$T/fake" "$T/plain"
+chown nobody:nogroup "$T/fake" "$T/plain"
+
+note "a root daemon: push -aAX, then pull -aAX back"
+start_server
+expect_rc 0 ferry_c push -aAX "$S/" "$(url m/r1/)"
+$CMP "$S" "$T/mod/r1" || fail "push -aAX to a root daemon lost metadata"
+$CMP "$T/rsync" "$T/mod/r1" || fail "push -aAX differs from rsync -aAX's copy"
+expect_rc 0 ferry_c pull -aAX "$(url m/r1/)" "$T/back1/"
+$CMP "$S" "$T/back1" || fail "pull -aAX from a root daemon lost metadata"
+
+note "without -AX the xattrs and ACLs stay behind, and treecmp sees it"
+expect_rc 0 ferry_c push -a "$S/" "$(url m/r2/)"
+$CMP "$S" "$T/mod/r2" > "$T/cmp.out" && fail "push -a kept xattrs, or treecmp cannot see them"
+grep -q "home/u/tagged: xattrs" "$T/cmp.out" && grep -q "etc/shadow: xattrs" "$T/cmp.out" ||
+  { cat "$T/cmp.out"; fail "the missing xattrs and ACLs were not the difference"; }
+$CMP --no-xattrs "$S" "$T/mod/r2" || fail "push -a lost owners, devices or times"
+expect_rc 0 ferry_c push -r "$S/" "$(url m/r3/)"
+$CMP "$S" "$T/mod/r3" > "$T/cmp.out" && fail "push -r kept owners"
+grep -q "home/u/data: uid: 1234 != 0" "$T/cmp.out" || { cat "$T/cmp.out"; fail "owners kept without -o"; }
+[ ! -e "$T/mod/r3/dev/null" ] || fail "a device was sent without -D"
+stop_server
+
+note "a daemon running as nobody with fake super = yes keeps it all in xattrs"
+chmod 755 "$T/serverhome"; chown -R nobody "$T/serverhome"; chmod 644 "$T/serverhome/authorized_keys"
+FERRY_SERVER="setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_SERVER" start_server
+expect_rc 0 ferry_c push -aAX "$S/" "$(url fake/)"
+[ "$(stat -c %u "$T/fake/home/u/data")" = "$(id -u nobody)" ] || fail "fake super: not the daemon's own file"
+[ -f "$T/fake/dev/null" ] || fail "fake super: the device is not a placeholder file"
+$CMP --fake B "$S" "$T/fake" || fail "fake super: the stored owners, types and modes differ from the source"
+
+note "... the same user.rsync.%stat as the real rsync daemon's fake super writes"
+mkdir -p "$T/rs" "$T/rsrun"; chown nobody:nogroup "$T/rs" "$T/rsrun"
+RPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+printf 'port = %s\naddress = 127.0.0.1\nuse chroot = no\npid file = %s/pid\n[rs]\npath = %s\nread only = no\nfake super = yes\nmunge symlinks = no\n' \
+  "$RPORT" "$T/rsrun" "$T/rs" > "$T/rsyncd.conf"
+setpriv --reuid=nobody --regid=nogroup --clear-groups rsync --daemon --config="$T/rsyncd.conf"
+for _ in $(seq 50); do [ -s "$T/rsrun/pid" ] && break; sleep 0.1; done
+rsync -aX "$S/" "rsync://127.0.0.1:$RPORT/rs/" || fail "the rsync daemon refused the tree"
+kill "$(cat "$T/rsrun/pid")"
+( cd "$T/rs" && find . | sort ) > "$T/rs.list"
+( cd "$T/fake" && find . | sort ) > "$T/fake.list"
+cmp "$T/rs.list" "$T/fake.list" || fail "fake super: other entries than rsync's"
+while read -r p; do
+  a=$(getfattr --absolute-names -n user.rsync.%stat --only-values "$T/rs/$p" 2>/dev/null || echo none)
+  b=$(getfattr --absolute-names -n user.rsync.%stat --only-values "$T/fake/$p" 2>/dev/null || echo none)
+  [ "$a" = "$b" ] || fail "fake super: $p: user.rsync.%stat is '$b', rsync's daemon writes '$a'"
+done < "$T/rs.list"
+echo "user.rsync.%stat of $(wc -l < "$T/rs.list") entries as rsync's daemon writes it"
+
+note "... and a root client's pull -aAX gets the original back"
+expect_rc 0 ferry_c pull -aAX "$(url fake/)" "$T/back2/"
+$CMP "$S" "$T/back2" || fail "pull -aAX from a fake-super module lost metadata"
+
+note "a second push moves nothing; a changed owner, xattr or ACL is set in place"
+expect_rc 0 ferry_c push -aAX -i "$S/" "$(url fake/)"
+! grep -v "^sent 0 files" "$T/last.out" || fail "a no-op push changed something"
+chown 99:98 "$S/home/u/data"
+setfattr -x user.comment "$S/home/u/tagged"
+setfattr -n user.new -v 1 "$S/etc/passwd"
+setfacl -m u:nobody:rw "$S/etc/shadow"
+expect_rc 0 ferry_c push -aAX -i --stats "$S/" "$(url fake/)"
+grep -q "^Number of regular files transferred: 0" "$T/last.out" || { cat "$T/last.out"; fail "metadata changes moved data"; }
+$CMP --fake B "$S" "$T/fake" || fail "fake super: a metadata-only change was not applied"
+stop_server
+
+note "a daemon running as nobody without fake super: what it cannot keep, said once"
+FERRY_SERVER="setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_SERVER" start_server
+expect_rc 23 ferry_c push -aAX "$S/" "$(url plain/)"
+grep -q "dev/null.*a device is only created by a receiver running as root" "$T/last.err" ||
+  { cat "$T/last.err"; fail "a device to a non-root daemon was not refused with a clear line"; }
+grep -q "2 file(s) failed" "$T/last.err" || { cat "$T/last.err"; fail "the two devices are not counted as failed"; }
+[ -p "$T/plain/dev/fifo" ] && [ -S "$T/plain/dev/sock" ] || fail "FIFO and socket are not created by a non-root daemon"
+grep -q "owners and groups are not kept: the receiver is not root" "$T/server.log" ||
+  fail "the daemon did not say that owners are not kept"
+[ "$(grep -c "owners and groups are not kept" "$T/server.log")" = 1 ] || fail "said more than once"
+getfattr -n user.comment "$T/plain/home/u/tagged" > /dev/null 2>&1 && fail "a removed xattr came back"
+getfattr --absolute-names -n user.big --only-values "$T/plain/home/u/tagged" | cmp - <(getfattr --absolute-names -n user.big --only-values "$S/home/u/tagged") ||
+  fail "user xattrs are not kept by a non-root daemon"
+if getfattr -n trusted.t "$T/plain/etc/passwd" > /dev/null 2>&1; then fail "trusted.* set by a non-root daemon"; fi
