@@ -54,7 +54,7 @@ fuzz: deps
 # The e2e subset that runs emulated (three ways: both ends emulated, and each
 # end emulated against the native other): what depends on the CPU (byte order,
 # 32-bit sizes, the cipher without AES instructions, the jail's syscalls).
-CROSS_E2E ?= tree sparse delete interrupt protection escape auth deep evil_memory delta resume compress
+CROSS_E2E ?= tree sparse delete interrupt protection escape auth deep evil_memory delta resume compress metadata
 cross-mips: build
 	@FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
 	  FERRY_E2E_TESTS="$(foreach t,$(CROSS_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \
