@@ -48,7 +48,6 @@ struct rflag {
 
 #define NO_SHELL "ferry talks to its own daemon over its own protocol: there is no remote shell"
 #define NO_FOLLOW "ferry keeps symlinks as links and never follows one (the jail relies on it)"
-#define LATER_HARD "hard links are not kept yet (each link arrives as its own file)"
 #define NO_IDMAP "owners and groups are mapped by name, or kept as numbers with --numeric-ids"
 #define FAKE_SUPER "on the box, a module with 'fake super = yes' keeps owners, devices and modes in xattrs; on the PC, run as root to keep them"
 #define NO_CVS "ferry has no built-in exclude list: write the patterns with --exclude or a .ferry-filter file (-F)"
@@ -96,7 +95,7 @@ static const struct rflag rsync_flags[] = {
 	{ "munge-links", 0, 0, REFUSE, 0, NO_FOLLOW },
 	{ "copy-dirlinks", 'k', 0, REFUSE, 0, NO_FOLLOW },
 	{ "keep-dirlinks", 'K', 0, REFUSE, 0, NO_FOLLOW },
-	{ "hard-links", 'H', 0, REFUSE, 0, LATER_HARD },
+	{ "hard-links", 'H', 0, OWN, 'H', NULL },
 	{ "perms", 'p', 0, SAME, 0, "ferry always keeps permissions" },
 	{ "executability", 'E', 0, SAME, 0, "ferry always keeps the whole mode" },
 	{ "chmod", 0, 1, OWN, O_CHMOD, NULL },
@@ -383,6 +382,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'o': x->flags |= REQ_OWNER; break;
 	case 'g': x->flags |= REQ_GROUP; break;
 	case 'X': x->flags |= REQ_XATTRS; break;
+	case 'H': x->flags |= REQ_HARD_LINKS; break;
 	case 'A': x->flags |= REQ_ACLS; break;
 	case 'D': x->flags |= REQ_DEVICES | REQ_SPECIALS; break;
 	case O_NO_D: x->flags &= ~(REQ_DEVICES | REQ_SPECIALS); break;

@@ -15,6 +15,7 @@ struct dent_stat dent_stat_of(const struct stat *st)
 {
 	return (struct dent_stat){ .st_mode = st->st_mode, .st_uid = st->st_uid,
 				   .st_gid = st->st_gid, .st_size = st->st_size,
+				   .st_nlink = st->st_nlink > UINT32_MAX ? UINT32_MAX : (uint32_t)st->st_nlink,
 				   .st_mtim = st->st_mtim, .st_ctim = st->st_ctim };
 }
 

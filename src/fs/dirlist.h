@@ -5,6 +5,7 @@
 #define FERRY_FS_DIRLIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "fs/jail.h"
@@ -15,6 +16,7 @@ struct dent_stat {
 	mode_t st_mode;
 	uid_t st_uid;
 	gid_t st_gid;
+	uint32_t st_nlink;   /* capped; -H looks closer at a file with more than one */
 	off_t st_size;
 	struct timespec st_mtim, st_ctim;
 };

@@ -62,10 +62,14 @@ static void rd_entry(struct rd *r, struct m_entry *e)
 	}
 	if (e->flags & ENT_HAS_HASH)
 		rd_bytes(r, e->hash, MSG_HASH_LEN);
+	e->link = (e->flags & (ENT_LINK_FIRST | ENT_LINK_TO)) ? rd_u32(r) : 0;
+	int link_bad = (e->flags & (ENT_LINK_FIRST | ENT_LINK_TO)) &&
+		       (e->type != ENT_REG || (e->flags & ENT_LINK_FIRST && e->flags & ENT_LINK_TO) ||
+			((e->flags & ENT_LINK_FIRST) && !e->link));
 	uint32_t fmt = e->mode & WIRE_IFMT;
 	int special_ok = fmt == WIRE_IFCHR || fmt == WIRE_IFBLK || fmt == WIRE_IFIFO ||
 			 fmt == WIRE_IFSOCK;
-	if (e->type < ENT_REG || e->type > ENT_SPECIAL || (e->flags & ~ENT_HAS_HASH) ||
+	if (e->type < ENT_REG || e->type > ENT_SPECIAL || (e->flags & ~ENT_KNOWN) || link_bad ||
 	    (e->type == ENT_SPECIAL ? !special_ok : fmt != 0) || (e->mode & ~(WIRE_IFMT | 07777)) ||
 	    e->mtime_ns >= 1000000000u || !e->name[0])
 		r->err = -EBADMSG;
@@ -385,6 +389,8 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		}
 		if (e->flags & ENT_HAS_HASH)
 			wr_bytes(w, e->hash, MSG_HASH_LEN);
+		if (e->flags & (ENT_LINK_FIRST | ENT_LINK_TO))
+			wr_u32(w, e->link);
 		break;
 	case MSG_XMETA:
 		wr_u8(w, m->u.xmeta.flags);

@@ -25,6 +25,8 @@
 #define PROTO_WINDOW_PATH_BYTES (1u << 20) /* the bytes of their wire paths */
 #define PROTO_META_PENDING 1024            /* DIR_META sent while files before it were open */
 #define PROTO_META_PATH_BYTES (1u << 20)   /* the bytes of their paths */
+#define PROTO_LINK_GROUPS 4096             /* -H: hard-link groups open (a member still to come) */
+#define PROTO_LINK_PATH_BYTES (1u << 20)   /* the bytes of their first members' paths */
 
 /* Delta transfer (docs/PROTOCOL.md, 4.3): a signature is a block size and,
  * per whole block of the basis, a 32-bit rolling sum and the first 8 bytes
@@ -107,7 +109,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
 #define REQ_XATTRS    0x800000u /* -X: extended attributes travel (XMETA) */
 #define REQ_ACLS      0x1000000u /* -A: POSIX ACLs travel, as the xattrs Linux keeps them in */
 #define REQ_NUMERIC_IDS 0x2000000u /* --numeric-ids: ids only, never mapped through names */
-#define REQ_KNOWN     0x3ffffffu
+#define REQ_HARD_LINKS 0x4000000u /* -H: files sharing an inode are linked on the receiver */
+#define REQ_KNOWN     0x7ffffffu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -120,6 +123,12 @@ enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3, ENT_SPECIAL = 4 };
 #define WIRE_IFCHR  0020000u
 #define WIRE_IFIFO  0010000u
 #define ENT_HAS_HASH 0x01u
+/* -H (regular files only, one or the other): the first of a hard-link
+ * group, with how many other links may follow; or another name of the group
+ * first sent as entry `link` (no data of its own). */
+#define ENT_LINK_FIRST 0x02u
+#define ENT_LINK_TO    0x04u
+#define ENT_KNOWN      0x07u
 
 /* DIR_BEGIN flags */
 #define DIRB_SYNTHETIC 0x01u  /* the root listing made of the sources given: never --delete here */
@@ -185,6 +194,7 @@ struct m_entry {
 	char target[MSG_MAX_PATH + 1];   /* ENT_LNK only */
 	uint8_t hash[MSG_HASH_LEN];      /* ENT_HAS_HASH only */
 	uint32_t rdev_major, rdev_minor; /* ENT_SPECIAL only */
+	uint32_t link;                   /* ENT_LINK_FIRST: links still to come; ENT_LINK_TO: the first's index */
 };
 
 /* XMETA; `xattrs` points into the received record (valid until the next

@@ -26,6 +26,7 @@
 #include "session/progress.h"
 #include "session/xfilter.h"
 #include "session/xmeta.h"
+#include "session/hlink.h"
 #include "util/chmod.h"
 #include "util/err.h"
 #include "util/path.h"
@@ -61,6 +62,8 @@ struct dmeta {
 	uint32_t wire_len;
 	struct timespec mtime;
 	char *path;             /* owned */
+	char *link_to;          /* -H: path is a hard link to this one, not a directory (owned) */
+	char *wpath;            /* ... and its wire path, for messages (owned) */
 };
 
 struct receiver {
@@ -106,6 +109,7 @@ struct receiver {
 	char data_dir[PATH_MAX_WIRE + 1];
 	int data_fd;
 	struct xmeta_dst xd;    /* -o, -g, -X, -A, fake super: the XMETA held */
+	struct hlinks hl;       /* -H: the link groups still open */
 	struct msg m;
 };
 
@@ -215,30 +219,43 @@ static int ring_grow(void **buf, size_t size, size_t *cap, size_t *head, size_t 
 
 /* --- directory metadata, applied after the directory's files ---------------- */
 
-static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char *lp)
+/* A slot at the queue's end for something held until the files listed
+ * before it are done: a directory's metadata, or a hard link (-H). */
+static int meta_slot(struct receiver *r, size_t len, const char *lp, struct dmeta **out)
 {
-	size_t len = strlen(dm->path);
-
 	if (r->mcount >= PROTO_META_PENDING || r->meta_bytes + len > PROTO_META_PATH_BYTES)
 		return err_set(-EBADMSG, "protocol: the sender has more than %d directories' "
-			       "metadata (or %u bytes of their paths) outstanding",
+			       "metadata or hard links (or %u bytes of their paths) outstanding",
 			       PROTO_META_PENDING, PROTO_META_PATH_BYTES);
 	if (r->mcount == r->mcap &&
 	    ring_grow((void **)&r->mq, sizeof *r->mq, &r->mcap, &r->mhead, r->mcount, 64) < 0)
 		return err_set(-ENOMEM, "out of memory");
 	struct dmeta *d = &r->mq[(r->mhead + r->mcount) % r->mcap];
-	d->path = strdup(lp);
-	if (!d->path)
+	memset(d, 0, sizeof *d);
+	if (!(d->path = strdup(lp)))
 		return err_set(-ENOMEM, "out of memory");
 	d->after = r->wants_enq;
-	d->mode = mode_of(r, dm->mode, 1);
 	d->wire_len = (uint32_t)len;
 	r->meta_bytes += len;
-	d->mtime.tv_sec = (time_t)dm->mtime_s;
-	d->mtime.tv_nsec = dm->mtime_ns;
 	r->mcount++;
+	*out = d;
 	return 0;
 }
+
+static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char *lp)
+{
+	struct dmeta *d;
+	int rc = meta_slot(r, strlen(dm->path), lp, &d);
+
+	if (rc < 0)
+		return rc;
+	d->mode = mode_of(r, dm->mode, 1);
+	d->mtime.tv_sec = (time_t)dm->mtime_s;
+	d->mtime.tv_nsec = dm->mtime_ns;
+	return 0;
+}
+
+static void make_hard_link(struct receiver *r, const struct dmeta *d);
 
 static void meta_apply_ready(struct receiver *r, int all)
 {
@@ -246,6 +263,16 @@ static void meta_apply_ready(struct receiver *r, int all)
 		struct dmeta *d = &r->mq[r->mhead];
 		if (!all && d->after > r->wants_done)
 			break;
+		if (d->link_to) {
+			make_hard_link(r, d);
+			free(d->link_to);
+			free(d->wpath);
+			free(d->path);
+			r->meta_bytes -= d->wire_len;
+			r->mhead = (r->mhead + 1) % r->mcap;
+			r->mcount--;
+			continue;
+		}
 		int fd = jail_open_dir(r->j, d->path, O_RDONLY);
 		if ((fd < 0 || fchmod(fd, d->mode) < 0 ||
 		     futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, d->mtime }) < 0) &&
@@ -806,6 +833,91 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 	return 0;
 }
 
+/* -H: another name of a link group; linked once the files listed before
+ * it are done (its first member's data may still be on the way). */
+static int on_hardlink(struct receiver *r, const struct m_entry *e, const char *wpath,
+		       const char *lp)
+{
+	struct hlink_group *g = hlinks_find(&r->hl, 0, e->link);
+	struct dmeta *d;
+	int rc;
+
+	if (!g)
+		return err_set(-EBADMSG, "protocol: a hard link to entry %u, which opened no "
+			       "link group", e->link);
+	r->st->files_seen++;
+	if (!g->path) {
+		/* its first member was not written here (the module excludes it) */
+		file_error(r, wpath, "its first link was not written here, so it is not linked");
+		hlinks_seen(&r->hl, g);
+		return 0;
+	}
+	if ((rc = meta_slot(r, strlen(wpath), lp, &d)) < 0)
+		return rc;
+	d->link_to = strdup(g->path);
+	d->wpath = strdup(wpath);
+	hlinks_seen(&r->hl, g);
+	if (!d->link_to || !d->wpath)
+		return err_set(-ENOMEM, "out of memory");
+	if (r->dry) {
+		report(r, CHG_NEW, wpath);
+		return 0;
+	}
+	meta_apply_ready(r, 0);
+	return 0;
+}
+
+/* The link itself: a temporary name linked to the first member, renamed
+ * over this one, both reached through the jail; nothing if already one. */
+static void make_hard_link(struct receiver *r, const struct dmeta *d)
+{
+	const char *from_leaf, *leaf;
+	struct stat a, b;
+	char tmp[256];
+
+	if (r->dry)
+		return;
+	int from = jail_open_parent(r->j, d->link_to, &from_leaf);
+	int to = from < 0 ? -1 : jail_open_parent(r->j, d->path, &leaf);
+	if (from < 0 || to < 0) {
+		file_error(r, d->wpath, err_msg());
+		goto out;
+	}
+	if (fstatat(from, from_leaf, &a, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(a.st_mode)) {
+		file_error(r, d->wpath, "its first link is not here, so it is not linked");
+		goto out;
+	}
+	int exists = fstatat(to, leaf, &b, AT_SYMLINK_NOFOLLOW) == 0;
+	if (exists && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		r->st->files_skipped++;
+		goto out;
+	}
+	if (exists && S_ISDIR(b.st_mode)) {
+		file_error(r, d->wpath, "a directory is in the way of the hard link");
+		goto out;
+	}
+	report(r, exists ? CHG_UPDATE : CHG_NEW, d->wpath);
+	if (exists && (r->o->flags & REQ_BACKUP) && backup_keep(&r->bk, to, leaf, d->wpath, 0) < 0) {
+		file_error(r, d->wpath, err_msg());
+		goto out;
+	}
+	if (fs_tmp_name(tmp, leaf) < 0 || linkat(from, from_leaf, to, tmp, 0) < 0) {
+		file_error(r, d->wpath, strerror(errno));
+		goto out;
+	}
+	if (renameat(to, tmp, to, leaf) < 0) {
+		file_error(r, d->wpath, strerror(errno));
+		unlinkat(to, tmp, 0);
+		goto out;
+	}
+	r->st->files_sent++;
+out:
+	if (from >= 0)
+		close(from);
+	if (to >= 0)
+		close(to);
+}
+
 /* A device, FIFO or socket (-D) already there as the sender has it: under
  * fake super, a placeholder whose stored stat says so. */
 static int same_special(const struct receiver *r, const struct m_entry *e, const char *name,
@@ -913,6 +1025,29 @@ static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists)
 	return keep;
 }
 
+/* The first of a link group (ENT_LINK_FIRST): remembered while its other
+ * links may come, within the limits both ends count the same way. */
+static int open_link_group(struct receiver *r, const struct m_entry *e, const char *wpath,
+			   const char *lp)
+{
+	if (!hlinks_room(&r->hl, strlen(wpath)) || hlinks_find(&r->hl, 0, r->index))
+		return err_set(-EBADMSG, "protocol: more than %d hard-link groups (or %u bytes of "
+			       "their paths) open", PROTO_LINK_GROUPS, PROTO_LINK_PATH_BYTES);
+	return hlinks_add(&r->hl, 0, r->index, r->index, e->link, (uint32_t)strlen(wpath), lp);
+}
+
+/* A link the module hides: nothing written, the group counts it. */
+static int drop_link(struct receiver *r, const struct m_entry *e)
+{
+	struct hlink_group *g = hlinks_find(&r->hl, 0, e->link);
+
+	if (!g)
+		return err_set(-EBADMSG, "protocol: a hard link to entry %u, which opened no "
+			       "link group", e->link);
+	hlinks_seen(&r->hl, g);
+	return 0;
+}
+
 static int on_entry(struct receiver *r, const struct m_entry *e)
 {
 	char wpath[PATH_MAX_WIRE + 1], lp[PATH_MAX_WIRE + 1];
@@ -936,8 +1071,18 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	if ((rc = local_of(r, wpath, lp, sizeof lp)) < 0)
 		return rc;
 	local_mark(r, name);
+	if ((e->flags & (ENT_LINK_FIRST | ENT_LINK_TO)) &&
+	    (!(r->o->flags & REQ_HARD_LINKS) || r->single))
+		return err_set(-EBADMSG, "protocol: a hard link the request did not ask for");
+	int hidden = r->cur_hidden || module_hides(r, wpath, e->type == ENT_DIR);
+	if ((e->flags & ENT_LINK_FIRST) && (rc = open_link_group(r, e, wpath, hidden ? NULL : lp)) < 0)
+		return rc;
 	exists = r->cur_fd >= 0 && fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
-	if (r->cur_hidden || module_hides(r, wpath, e->type == ENT_DIR))
+	if ((e->flags & ENT_LINK_TO) && !hidden && (r->cur_fd >= 0 || r->dry))
+		rc = on_hardlink(r, e, wpath, lp);
+	else if (e->flags & ENT_LINK_TO)
+		rc = drop_link(r, e);   /* hidden, or its directory failed */
+	else if (hidden)
 		rc = 0;   /* never written (ferry.conf "exclude") */
 	else if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
@@ -1427,11 +1572,14 @@ static void cleanup(struct receiver *r)
 	free(r->wq);
 	while (r->mcount) {
 		free(r->mq[r->mhead].path);
+		free(r->mq[r->mhead].link_to);
+		free(r->mq[r->mhead].wpath);
 		r->mhead = (r->mhead + 1) % r->mcap;
 		r->mcount--;
 	}
 	free(r->mq);
 	xmeta_dst_free(&r->xd);
+	hlinks_free(&r->hl);
 	if (r->cur_fd >= 0)
 		close(r->cur_fd);
 	if (r->data_fd >= 0)
@@ -1457,6 +1605,10 @@ int receiver_run(struct conn *c, const struct jail *j, const char *root,
 	r->data_fd = -1;
 	r->own.root_fd = -1;
 	xmeta_dst_init(&r->xd, o->flags, o->fake_super);
+	if ((o->flags & REQ_HARD_LINKS) && (rc = hlinks_init(&r->hl)) < 0) {
+		free(r);
+		return rc;
+	}
 	snprintf(r->root, sizeof r->root, "%s", root);
 	while (rc == 0 && !(r->end_seen && !r->wcount && !r->nredo)) {
 		rc = conn_recv(c, &r->m);

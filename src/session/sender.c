@@ -18,6 +18,7 @@
 #include "fs/xattr.h"
 #include "session/delta.h"
 #include "session/filedata.h"
+#include "session/hlink.h"
 #include "session/progress.h"
 #include "session/xfilter.h"
 #include "session/xmeta.h"
@@ -93,6 +94,7 @@ struct sender {
 	struct msg m;           /* scratch for receiving */
 	struct msg out;         /* scratch for sending */
 	struct xmeta_src xs;    /* -o, -g, -X, -A: what XMETA says */
+	struct hlinks hl;       /* -H: the link groups still open */
 	struct msg xout;        /* an XMETA being sent */
 };
 
@@ -186,6 +188,19 @@ static void metas_resolve(struct sender *s)
 		s->mw_head = (s->mw_head + 1) % PROTO_META_PENDING;
 		s->mw_count--;
 	}
+}
+
+/* A message the receiver may have to hold until the files listed before it
+ * are done (a DIR_META, a hard link): counted while any is open. */
+static void meta_wait_add(struct sender *s, size_t len)
+{
+	if (!s->count)
+		return;
+	struct meta_wait *w = &s->mw[(s->mw_head + s->mw_count) % PROTO_META_PENDING];
+	w->next = s->next_index;
+	w->len = (uint32_t)len;
+	s->mw_bytes += len;
+	s->mw_count++;
 }
 
 static int satisfied(struct sender *s, enum need need, size_t len)
@@ -564,6 +579,56 @@ static int send_xmeta(struct sender *s, const struct xa_at *at, uint32_t uid, ui
 	return conn_send(s->c, &s->xout);
 }
 
+/* -H: a file with other links is the first of its group (ENT_LINK_FIRST,
+ * while there is room for one more open group) or another name of a group
+ * already sent (ENT_LINK_TO: returns 1, and it goes without data). */
+static int hard_link_of(struct sender *s, int dfd, const char *name, const char *wpath,
+			struct m_entry *e)
+{
+	struct stat full;
+	size_t len = strlen(wpath);
+
+	if (fstatat(dfd, name, &full, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(full.st_mode) ||
+	    full.st_nlink < 2)
+		return 0;   /* changed since listed: sent as it was listed */
+	struct hlink_group *g = hlinks_find(&s->hl, (uint64_t)full.st_dev, (uint64_t)full.st_ino);
+	if (g) {
+		e->flags |= ENT_LINK_TO;
+		e->link = g->first;
+		hlinks_seen(&s->hl, g);
+		return 1;
+	}
+	if (!hlinks_room(&s->hl, len))
+		return 0;   /* too many groups open: this one travels as its own file */
+	uint32_t left = full.st_nlink - 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(full.st_nlink - 1);
+	e->flags |= ENT_LINK_FIRST;
+	e->link = left;
+	return hlinks_add(&s->hl, (uint64_t)full.st_dev, (uint64_t)full.st_ino, s->next_index, left,
+			  (uint32_t)len, NULL);
+}
+
+/* Another name of a group already sent: the receiver links it once the
+ * files before it are done, so it is held as a DIR_META is (PROTOCOL.md
+ * 4.1: the same limits, counted the same way). */
+static int send_follower(struct sender *s, const struct xa_at *at, const struct dent_stat *st,
+			 const char *wpath)
+{
+	size_t len = strlen(wpath);
+	int rc = pump(s, NEED_META, len);
+
+	if (rc < 0)
+		return rc;
+	meta_wait_add(s, len);
+	s->st->files_seen++;
+	if (s->h->entry)
+		s->h->entry(s->h->ctx, ENT_REG, s->out.u.entry.mode, s->out.u.entry.size,
+			    s->out.u.entry.mtime_s, wpath, "");
+	s->next_index++;
+	if ((rc = send_xmeta(s, at, st->st_uid, st->st_gid, wpath)) < 0)
+		return rc;
+	return conn_send(s->c, &s->out);
+}
+
 /* XMETA of an open file or directory (its FILE_BEGIN or DIR_META follows). */
 static int send_xmeta_fd(struct sender *s, int fd, const char *wpath)
 {
@@ -684,6 +749,13 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 		e->target[n] = '\0';
 		s->st->links++;
 	}
+	if (type == ENT_REG && st->st_nlink > 1 && (s->o->flags & REQ_HARD_LINKS)) {
+		int follower = hard_link_of(s, dfd, name, wpath, e);
+		if (follower < 0)
+			return follower;
+		if (follower)
+			return send_follower(s, &at, st, wpath);
+	}
 	if (type == ENT_REG) {
 		size_t len = strlen(wpath);
 		if ((rc = pump(s, NEED_FILE, len)) < 0)
@@ -759,13 +831,7 @@ static int send_meta(struct sender *s, uint16_t si, const char *path, const stru
 		if (rc < 0)
 			return rc;
 	}
-	if (s->count) {
-		struct meta_wait *w = &s->mw[(s->mw_head + s->mw_count) % PROTO_META_PENDING];
-		w->next = s->next_index;
-		w->len = (uint32_t)len;
-		s->mw_bytes += len;
-		s->mw_count++;
-	}
+	meta_wait_add(s, len);
 	return send_dir_msg(s, MSG_DIR_META, 0, path, st);
 }
 
@@ -1088,6 +1154,12 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		return err_set(-ENOMEM, "out of memory");
 	}
 	xmeta_src_init(&s->xs, o->flags, o->fake_super);
+	if ((o->flags & REQ_HARD_LINKS) && hlinks_init(&s->hl) < 0) {
+		free(s->ring);
+		free(s->mw);
+		free(s);
+		return -ENOMEM;
+	}
 	rc = (o->flags & REQ_TOTALS) ? send_totals(s) : 0;
 	if (rc == 0)
 		rc = walk_root(s);
@@ -1110,6 +1182,7 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 	for (size_t i = 0; i < DONE_DELTAS; i++)
 		free(s->done[i].path);
 	xmeta_src_free(&s->xs);
+	hlinks_free(&s->hl);
 	free(s);
 	return rc;
 }

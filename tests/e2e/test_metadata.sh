@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue 12, items 1 and 3: what rsync -aAX keeps beyond data, mode and
+# Issue 12, items 1 to 3: what rsync -aHAX keeps beyond data, mode and
 # mtime. A tree with owners, groups, xattrs (user and trusted), ACLs (access
-# and default), a FIFO, a socket, a device and an owned symlink is pushed
-# with -aAX to a daemon running as root and pulled back; a daemon running as
+# and default), a FIFO, a socket, a device, an owned symlink and a hard-link
+# group across directories is pushed with -aHAX to a daemon running as root
+# and pulled back; a daemon running as
 # nobody keeps it all under "fake super" (the stored stat compared with the
 # real rsync daemon's on the same tree) and gives it back to a root client;
 # without fake super it says what it cannot keep. tests/e2e/treecmp.py
@@ -39,6 +40,7 @@ make_tree() {
   mknod "$d/dev/sda9" b 8 9; chown 0:6 "$d/dev/sda9"; chmod 0660 "$d/dev/sda9"
   python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$d/dev/sock"
   ln -s ../etc/passwd "$d/home/u/link"; chown -h 1234:5678 "$d/home/u/link"
+  ln "$d/home/u/data" "$d/etc/data.hardlink"; ln "$d/home/u/data" "$d/dev/data.3"
   chown 4321:8765 "$d"
   # distinct past mtimes, to the nanosecond, deepest first (rsync does not
   # set a time equal to the second it copies in)
@@ -56,21 +58,21 @@ PY
 S=$T/src
 make_tree "$S"
 note "the oracle: the real rsync -aAX keeps all of it locally"
-rsync -aAX "$S/" "$T/rsync/"
-$CMP "$S" "$T/rsync" || fail "rsync -aAX's copy differs from the source: treecmp or the tree is wrong"
+rsync -aHAX "$S/" "$T/rsync/"
+$CMP --links "$S" "$T/rsync" || fail "rsync -aAX's copy differs from the source: treecmp or the tree is wrong"
 
 write_config "[fake]" "path = $T/fake" "protection = none" "fake super = yes" \
   "[plain]" "path = $T/plain" "protection = none"
 mkdir -p "$T/fake" "$T/plain"
 chown nobody:nogroup "$T/fake" "$T/plain"
 
-note "a root daemon: push -aAX, then pull -aAX back"
+note "a root daemon: push -aHAX, then pull -aHAX back"
 start_server
-expect_rc 0 ferry_c push -aAX "$S/" "$(url m/r1/)"
-$CMP "$S" "$T/mod/r1" || fail "push -aAX to a root daemon lost metadata"
-$CMP "$T/rsync" "$T/mod/r1" || fail "push -aAX differs from rsync -aAX's copy"
-expect_rc 0 ferry_c pull -aAX "$(url m/r1/)" "$T/back1/"
-$CMP "$S" "$T/back1" || fail "pull -aAX from a root daemon lost metadata"
+expect_rc 0 ferry_c push -aHAX "$S/" "$(url m/r1/)"
+$CMP --links "$S" "$T/mod/r1" || fail "push -aHAX to a root daemon lost metadata"
+$CMP --links "$T/rsync" "$T/mod/r1" || fail "push -aHAX differs from rsync -aHAX's copy"
+expect_rc 0 ferry_c pull -aHAX "$(url m/r1/)" "$T/back1/"
+$CMP --links "$S" "$T/back1" || fail "pull -aHAX from a root daemon lost metadata"
 
 note "without -AX the xattrs and ACLs stay behind, and treecmp sees it"
 expect_rc 0 ferry_c push -a "$S/" "$(url m/r2/)"
@@ -87,10 +89,10 @@ stop_server
 note "a daemon running as nobody with fake super = yes keeps it all in xattrs"
 chmod 755 "$T/serverhome"; chown -R nobody "$T/serverhome"; chmod 644 "$T/serverhome/authorized_keys"
 FERRY_SERVER="setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_SERVER" start_server
-expect_rc 0 ferry_c push -aAX "$S/" "$(url fake/)"
+expect_rc 0 ferry_c push -aHAX "$S/" "$(url fake/)"
 [ "$(stat -c %u "$T/fake/home/u/data")" = "$(id -u nobody)" ] || fail "fake super: not the daemon's own file"
 [ -f "$T/fake/dev/null" ] || fail "fake super: the device is not a placeholder file"
-$CMP --fake B "$S" "$T/fake" || fail "fake super: the stored owners, types and modes differ from the source"
+$CMP --links --fake B "$S" "$T/fake" || fail "fake super: the stored owners, types and modes differ from the source"
 
 note "... the same user.rsync.%stat as the real rsync daemon's fake super writes"
 mkdir -p "$T/rs" "$T/rsrun"; chown nobody:nogroup "$T/rs" "$T/rsrun"
@@ -111,18 +113,18 @@ while read -r p; do
 done < "$T/rs.list"
 echo "user.rsync.%stat of $(wc -l < "$T/rs.list") entries as rsync's daemon writes it"
 
-note "... and a root client's pull -aAX gets the original back"
-expect_rc 0 ferry_c pull -aAX "$(url fake/)" "$T/back2/"
-$CMP "$S" "$T/back2" || fail "pull -aAX from a fake-super module lost metadata"
+note "... and a root client's pull -aHAX gets the original back"
+expect_rc 0 ferry_c pull -aHAX "$(url fake/)" "$T/back2/"
+$CMP --links "$S" "$T/back2" || fail "pull -aAX from a fake-super module lost metadata"
 
 note "a second push moves nothing; a changed owner, xattr or ACL is set in place"
-expect_rc 0 ferry_c push -aAX -i "$S/" "$(url fake/)"
+expect_rc 0 ferry_c push -aHAX -i "$S/" "$(url fake/)"
 ! grep -v "^sent 0 files" "$T/last.out" || fail "a no-op push changed something"
 chown 99:98 "$S/home/u/data"
 setfattr -x user.comment "$S/home/u/tagged"
 setfattr -n user.new -v 1 "$S/etc/passwd"
 setfacl -m u:nobody:rw "$S/etc/shadow"
-expect_rc 0 ferry_c push -aAX -i --stats "$S/" "$(url fake/)"
+expect_rc 0 ferry_c push -aHAX -i --stats "$S/" "$(url fake/)"
 grep -q "^Number of regular files transferred: 0" "$T/last.out" || { cat "$T/last.out"; fail "metadata changes moved data"; }
 $CMP --fake B "$S" "$T/fake" || fail "fake super: a metadata-only change was not applied"
 stop_server
@@ -141,3 +143,43 @@ getfattr -n user.comment "$T/plain/home/u/tagged" > /dev/null 2>&1 && fail "a re
 getfattr --absolute-names -n user.big --only-values "$T/plain/home/u/tagged" | cmp - <(getfattr --absolute-names -n user.big --only-values "$S/home/u/tagged") ||
   fail "user xattrs are not kept by a non-root daemon"
 if getfattr -n trusted.t "$T/plain/etc/passwd" > /dev/null 2>&1; then fail "trusted.* set by a non-root daemon"; fi
+
+note "a malicious client's XMETA: refused, nothing written, the daemon serving on"
+EVIL=$FERRY_TOOLS/ferry-evil
+evil_push() { # FLAGS LINES...: the script as the sender, output in evil.out
+  local flags=$1; shift
+  printf '%s\n' "$@" > "$T/x.script"
+  rc=0
+  EVIL_PROTECTION=0 "$EVIL" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" plain ev \
+    "$T/x.script" "$flags" > "$T/evil.out" 2>&1 || rc=$?
+}
+refused() { # WHAT PATTERN
+  grep -q "ERROR.*$2" "$T/evil.out" || { cat "$T/evil.out"; fail "$1 was not refused ($2)"; }
+  echo "$1: $(grep -m1 "ERROR" "$T/evil.out")"
+  [ ! -e "$T/plain/ev/f" ] || fail "$1 wrote the file"
+  expect_rc 0 ferry_c ls "$(url plain)"
+}
+OX=0x880010   # REQ_OWNER | REQ_XATTRS | REQ_CHANGES
+evil_push $OX 'DIR_BEGIN 0 ""' "XMETA_OWNER 10000" "ENTRY file f" "DIR_END" "END"
+refused "an owner name of 10,000 bytes" "malformed XMETA"
+evil_push $OX 'DIR_BEGIN 0 ""' "XMETA_XATTRS 2 30500" "ENTRY file f" "DIR_END" "END"
+refused "61,000 bytes of xattrs" "malformed XMETA"
+evil_push $OX 'DIR_BEGIN 0 ""' "XMETA_XATTRS 1025 0" "ENTRY file f" "DIR_END" "END"
+refused "1,025 xattrs" "malformed XMETA"
+evil_push 0x10 'DIR_BEGIN 0 ""' "XMETA_XATTRS 1 4" "ENTRY file f" "DIR_END" "END"
+refused "xattrs without -X" "did not ask for"
+evil_push 0x10 'DIR_BEGIN 0 ""' "ENTRY file f 020644" "DIR_END" "END"
+refused "a file with a device's type bits" "malformed ENTRY"
+
+note "a set larger than XMETA holds: that file fails, its data and the rest go"
+# ext4 keeps about 4 KiB of xattrs per inode; tmpfs (/dev/shm) holds more
+head -c 40000 /dev/zero | tr '\0' a > "$T/v"
+BX=$(mktemp -d /dev/shm/ferry-bigx.XXXXXX)
+echo data > "$BX/f"; echo other > "$BX/g"
+setfattr -n user.one -v "$(cat "$T/v")" "$BX/f" && setfattr -n user.two -v "$(cat "$T/v")" "$BX/f" ||
+  { rm -rf "$BX"; fail "/dev/shm keeps no 80 KB of xattrs here"; }
+rc=0; ferry_c push -aX "$BX/" "$(url plain/bigx/)" > "$T/last.out" 2> "$T/last.err" || rc=$?
+cmp "$BX/f" "$T/plain/bigx/f" && cmp "$BX/g" "$T/plain/bigx/g" || { rm -rf "$BX"; fail "the data did not go"; }
+rm -rf "$BX"
+[ "$rc" = 23 ] || fail "a set past the limit: exit $rc, not 23"
+grep -q "f: xattrs larger than 60000 bytes" "$T/last.err" || { cat "$T/last.err"; fail "no line naming the file"; }

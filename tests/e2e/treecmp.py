@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""treecmp.py A B [--no-owner] [--no-link-owner] [--no-xattrs] [--root] [--fake A|B]
+"""treecmp.py A B [--no-owner] [--no-link-owner] [--no-xattrs] [--root] [--links] [--fake A|B]
 
 Compares two trees entry by entry with everything rsync -aAX -oD keeps:
 type, permission bits, owner and group, mtime (ns; not for the root unless
@@ -7,6 +7,7 @@ asked), size and contents, symlink targets, device numbers, and every
 xattr the kernel shows (POSIX ACLs included, as system.posix_acl_*).
 --fake SIDE: that tree is a fake-super copy: its user.rsync.%stat gives the
 type, mode, device and owner, and its user.rsync.X xattrs are X.
+--links: the hard-link groups (paths sharing an inode) must be the same.
 Prints one line per difference; exit 1 if any, 0 if none.
 """
 import hashlib
@@ -84,6 +85,16 @@ def describe(root, rel, opts, fake):
     return d
 
 
+def link_groups(root):
+    """The hard-link groups of the tree: sets of paths sharing an inode."""
+    by_ino = {}
+    for rel in walk(root):
+        st = os.lstat(os.path.join(root, rel) if rel else root)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            by_ino.setdefault((st.st_dev, st.st_ino), set()).add(rel)
+    return sorted(sorted(g) for g in by_ino.values() if len(g) > 1)
+
+
 def walk(root):
     out = [""]
     for dirpath, dirnames, filenames in os.walk(root):
@@ -106,6 +117,8 @@ def main(argv):
             opts.discard("xattrs")
         elif a == "--no-link-owner":
             opts.add("no-link-owner")
+        elif a == "--links":
+            opts.add("links")
         elif a == "--root":
             opts.add("root")
         elif a == "--fake":
@@ -126,6 +139,11 @@ def main(argv):
             if da.get(k) != db.get(k):
                 print(f"{rel or '.'}: {k}: {da.get(k)!r} != {db.get(k)!r}")
                 diffs += 1
+    if "links" in opts:
+        la, lb = link_groups(a), link_groups(b)
+        if la != lb:
+            print(f"hard links: {la} != {lb}")
+            diffs += 1
     return 1 if diffs else 0
 
 

@@ -60,6 +60,10 @@
  *     FILE_BEGIN <index> <size>     unsolicited file data, for tests
  *     DATA <n>                      DATA(n), then n bytes of 'A' as data records
  *     ZDATA <raw_len> <zlen>        ZDATA(raw_len, zlen) and zlen bytes of 'A' (no frame)
+ *     LINK <name> <first|to> <n>    ENTRY of a file that opens a hard-link group of n more
+ *                                   links (first), or links to entry n (to)
+ *     XMETA_OWNER <len>             XMETA with an owner name of len bytes (raw: past the limit)
+ *     XMETA_XATTRS <count> <len>    XMETA with count xattrs user.aNNNNN of len bytes each
  *     ZFRAME <raw_len> <n> [nocsize]  ZDATA(raw_len, its size) and a real zstd frame of
  *                                   n bytes of 'A' (with its content size unless nocsize):
  *                                   n > raw_len is a decompression bomb
@@ -859,6 +863,76 @@ static int do_hold(struct script *s, char **a, int n)
 	return 0;
 }
 
+
+/* LINK <name> <first|to> <n>: a file ENTRY of a hard-link group (-H). */
+static int do_link(struct script *s, char **a, int n)
+{
+	struct msg m = { .type = MSG_ENTRY };
+	struct m_entry *e = &m.u.entry;
+	uint64_t v;
+	int rc;
+
+	(void)n;
+	if ((rc = parse_num(a[2], 0, 0xffffffffu, &v)) < 0)
+		return rc;
+	if (strcmp(a[1], "first") && strcmp(a[1], "to"))
+		return err_set(-EINVAL, "LINK: first or to, not '%s'", a[1]);
+	e->type = ENT_REG;
+	e->flags = !strcmp(a[1], "first") ? ENT_LINK_FIRST : ENT_LINK_TO;
+	e->link = (uint32_t)v;
+	e->mode = 0644;
+	e->size = EVIL_LEN;
+	e->mtime_s = EVIL_MTIME;
+	copy_str(e->name, sizeof e->name, a[0], "name");
+	return emit(s, &m);
+}
+
+/* XMETA by hand, so that what the limits refuse can be sent. */
+static int do_xmeta_owner(struct script *s, char **a, int n)
+{
+	static uint8_t buf[65000];
+	uint64_t len;
+	uint8_t *p = buf;
+	int rc;
+
+	(void)n;
+	if ((rc = parse_num(a[0], 0, 60000, &len)) < 0 || !s->c)
+		return rc;
+	*p++ = MSG_XMETA;
+	*p++ = XM_OWNER;
+	p = put(p, 0, 4);
+	p = put(p, len, 2);
+	memset(p, 'u', len);
+	p += len;
+	return chan_send(s->c->ch, buf, (size_t)(p - buf));
+}
+
+static int do_xmeta_xattrs(struct script *s, char **a, int n)
+{
+	static uint8_t buf[65519];
+	uint64_t count, len;
+	uint8_t *p = buf;
+	int rc;
+
+	(void)n;
+	if ((rc = parse_num(a[0], 0, 65535, &count)) < 0 ||
+	    (rc = parse_num(a[1], 0, 65535, &len)) < 0 || !s->c)
+		return rc;
+	*p++ = MSG_XMETA;
+	*p++ = XM_XATTRS;
+	p = put(p, count, 2);
+	for (uint64_t i = 0; i < count; i++) {
+		if ((size_t)(p - buf) + 14 + len > sizeof buf)
+			return err_set(-EINVAL, "XMETA_XATTRS: more than one record holds");
+		*p++ = 11;
+		p += sprintf((char *)p, "user.a%05u", (unsigned)i);
+		p = put(p, len, 2);
+		memset(p, 'v', len);
+		p += len;
+	}
+	return chan_send(s->c->ch, buf, (size_t)(p - buf));
+}
+
 static const struct {
 	const char *name;
 	int min, max;   /* arguments; max -1 = the rest of the line */
@@ -882,6 +956,9 @@ static const struct {
 	{ "COPY", 2, 2, do_copy },
 	{ "ZDATA", 2, 2, do_zdata },
 	{ "ZFRAME", 2, 3, do_zframe },
+	{ "LINK", 3, 3, do_link },
+	{ "XMETA_OWNER", 1, 1, do_xmeta_owner },
+	{ "XMETA_XATTRS", 2, 2, do_xmeta_xattrs },
 };
 
 static int run_tokens(struct script *s, char *line)
