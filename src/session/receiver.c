@@ -642,7 +642,7 @@ static void refresh_meta(struct receiver *r, const struct m_entry *e, const char
 /* The held XMETA (owner, xattrs; fake super's stored stat) onto an entry
  * that exists: what differed is reported with the entry's other changes. */
 static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t mode,
-			    const struct m_entry *e, const char *wpath)
+			    const struct m_entry *e, const char *wpath, const struct stat *known)
 {
 	struct xmeta_want w = { .mode = mode, .is_link = e && e->type == ENT_LNK,
 				.major = e ? e->rdev_major : 0, .minor = e ? e->rdev_minor : 0 };
@@ -651,8 +651,11 @@ static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t
 
 	if (!(r->o->flags & REQ_XMETA) && !r->o->fake_super)
 		return 0;
-	if ((at->fd >= 0 ? fstat(at->fd, &now) : fstatat(at->dirfd, at->name, &now,
-							   AT_SYMLINK_NOFOLLOW)) < 0) {
+	/* `known`: the caller's fresh stat of it (a no-op run stats once) */
+	if (known)
+		now = *known;
+	else if ((at->fd >= 0 ? fstat(at->fd, &now) : fstatat(at->dirfd, at->name, &now,
+								AT_SYMLINK_NOFOLLOW)) < 0) {
 		xmeta_drop(&r->xd);
 		return 0;
 	}
@@ -700,7 +703,7 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 			progress_skip(pg, e->size);
 		if (fresh) {
 			struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
-			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath);
+			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath, old);
 			struct stat now = *old;
 			if (bits && !r->dry)
 				fstatat(r->cur_fd, name, &now, AT_SYMLINK_NOFOLLOW);
@@ -780,7 +783,7 @@ static int fake_link_make(struct receiver *r, const struct m_entry *e, const cha
 		return 0;
 	}
 	struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
-	apply_xmeta(r, &at, full_mode(e), NULL, wpath);
+	apply_xmeta(r, &at, full_mode(e), NULL, wpath, NULL);
 	if (futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, mt }) < 0 ||
 	    renameat(r->cur_fd, tmp, r->cur_fd, name) < 0) {
 		file_error(r, wpath, strerror(errno));
@@ -799,7 +802,7 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 
 	r->st->links++;
 	if (exists && r->o->fake_super && fake_link_is(r, name, old, e->target)) {
-		unsigned bits = apply_xmeta(r, &at, full_mode(e), NULL, wpath);
+		unsigned bits = apply_xmeta(r, &at, full_mode(e), NULL, wpath, old);
 		if (bits)
 			report_bits(r, CHG_META, bits, wpath);
 		return 0;
@@ -807,7 +810,7 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 	if (exists && S_ISLNK(old->st_mode) && !r->o->fake_super) {
 		ssize_t n = readlinkat(r->cur_fd, name, cur, sizeof cur - 1);
 		if (n >= 0 && (cur[n] = '\0', !strcmp(cur, e->target))) {
-			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath);
+			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath, old);
 			if (bits)
 				report_bits(r, CHG_META, bits, wpath);
 			return 0;
@@ -829,7 +832,7 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 		file_error(r, wpath, err_msg());
 		return 0;
 	}
-	apply_xmeta(r, &at, full_mode(e), e, wpath);
+	apply_xmeta(r, &at, full_mode(e), e, wpath, NULL);
 	return 0;
 }
 
@@ -973,7 +976,7 @@ static int on_special(struct receiver *r, const struct m_entry *e, const char *n
 		return err_set(-EBADMSG, "protocol: a special file the request did not ask for");
 	if (exists && same_special(r, e, name, old)) {
 		struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
-		unsigned bits = apply_xmeta(r, &at, e->mode, e, wpath);
+		unsigned bits = apply_xmeta(r, &at, e->mode, e, wpath, old);
 		int mtime_too, differs = meta_differs(r, e, old, &mtime_too);
 		if (bits || differs)
 			report_bits(r, CHG_META, bits | (differs ? diff_bits(r, e, old) & ~CHGB_SIZE : 0),
@@ -998,7 +1001,7 @@ static int on_special(struct receiver *r, const struct m_entry *e, const char *n
 		return 0;
 	}
 	struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = tmp };
-	apply_xmeta(r, &at, e->mode, e, wpath);
+	apply_xmeta(r, &at, e->mode, e, wpath, NULL);
 	if (fs_set_meta(r->cur_fd, tmp, mode_of(r, e->mode, 0), &mt) < 0 ||
 	    (renameat(r->cur_fd, tmp, r->cur_fd, name) < 0 &&
 	     err_sys(-errno, "rename into place") < 0)) {
@@ -1152,7 +1155,8 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 		int fd = jail_open_dir(r->j, lp, O_RDONLY);
 		struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
 		if (fd >= 0)
-			apply_xmeta(r, &at, 0040000u | dm->mode, NULL, dm->path[0] ? dm->path : ".");
+			apply_xmeta(r, &at, 0040000u | dm->mode, NULL,
+				    dm->path[0] ? dm->path : ".", NULL);
 		else
 			xmeta_drop(&r->xd);
 		if (fd >= 0)
@@ -1213,7 +1217,7 @@ static void commit_file(struct receiver *r, struct afile *f, const struct m_file
 	}
 	if (r->xd.have || r->o->fake_super) {
 		struct xa_at at = { .fd = f->fd, .dirfd = -1, .name = NULL };
-		apply_xmeta(r, &at, 0100000u | (fb->mode & 07777), NULL, wpath);
+		apply_xmeta(r, &at, 0100000u | (fb->mode & 07777), NULL, wpath, NULL);
 	}
 	if (afile_commit(f, mode_of(r, fb->mode, 0), &mt) < 0) {
 		file_error(r, wpath, err_msg());
