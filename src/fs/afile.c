@@ -293,6 +293,11 @@ int afile_skip(struct afile *f, off_t n)
 	return 0;
 }
 
+int afile_flush(struct afile *f)
+{
+	return f->fd < 0 ? err_set(-EBADF, "flush: file is not open") : flush_buf(f);
+}
+
 int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime)
 {
 	char q[FS_QUOTE_BUF];

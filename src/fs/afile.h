@@ -46,6 +46,9 @@ int afile_write(struct afile *f, const void *p, size_t n);
  * offset; afile_direct_done then accounts n bytes written there. */
 int afile_direct_fd(struct afile *f);
 int afile_direct_done(struct afile *f, size_t n);
+/* Writes out what is buffered, so that what a write would clear (a file
+ * capability) can be set after it. */
+int afile_flush(struct afile *f);
 /* A hole of n bytes (sparse files): seeks instead of writing zeros. */
 int afile_skip(struct afile *f, off_t n);
 /* Flushes, truncates to the final size, sets mode (& 07777) and mtime (ns;

@@ -82,6 +82,8 @@ void xattr_buf_free(struct xattr_buf *b)
 
 static int in_ns(const char *shown, unsigned ns)
 {
+	if ((ns & XA_NOCAPS) && !strcmp(shown, "security.capability"))
+		return 0;
 	if (!strncmp(shown, "user.", 5))
 		return !!(ns & XA_USER);
 	if (!strncmp(shown, "trusted.", 8) || !strncmp(shown, "security.", 9))

@@ -18,6 +18,9 @@
 /* rsync's fake super: trusted.* and security.* are kept as user.rsync.*, and
  * user.rsync.%... (the stored stat) is never part of the set. */
 #define XA_FAKE 0x08u
+/* security.capability is left alone (neither set nor removed): a daemon
+ * gives a client's file no capabilities, as it gives it no setuid bit. */
+#define XA_NOCAPS 0x10u
 
 /* The name under which fake super keeps an entry's owner, type and mode
  * ("%o %u,%u %u:%u": mode, device major,minor, uid:gid), as rsync does. */

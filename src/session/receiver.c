@@ -1229,7 +1229,8 @@ static void commit_file(struct receiver *r, struct afile *f, const struct m_file
 		file_error(r, wpath, err_msg());
 		return;
 	}
-	if (r->xd.have || r->o->fake_super) {
+	if ((r->xd.have || r->o->fake_super) && afile_flush(f) == 0) {
+		/* after the last write: a write clears a file capability */
 		struct xa_at at = { .fd = f->fd, .dirfd = -1, .name = NULL };
 		apply_xmeta(r, &at, 0100000u | (fb->mode & 07777), NULL, wpath, NULL);
 	}
@@ -1622,7 +1623,7 @@ int receiver_run(struct conn *c, const struct jail *j, const char *root,
 	r->cur_fd = -1;
 	r->data_fd = -1;
 	r->own.root_fd = -1;
-	xmeta_dst_init(&r->xd, o->flags, o->fake_super);
+	xmeta_dst_init(&r->xd, o->flags, o->fake_super, o->strip_setid);
 	if ((o->flags & REQ_HARD_LINKS) && (rc = hlinks_init(&r->hl)) < 0) {
 		free(r);
 		return rc;

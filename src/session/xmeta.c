@@ -100,13 +100,15 @@ int xmeta_describe(struct xmeta_src *x, const struct xa_at *at, uint32_t uid, ui
 
 /* --- the receiver ------------------------------------------------------------- */
 
-void xmeta_dst_init(struct xmeta_dst *d, uint32_t flags, int fake_super)
+void xmeta_dst_init(struct xmeta_dst *d, uint32_t flags, int fake_super, int no_caps)
 {
 	memset(d, 0, sizeof *d);
 	d->flags = flags;
 	d->root = geteuid() == 0;
 	d->fake = fake_super;
 	d->ns = ns_of(flags, d->root || fake_super, fake_super);
+	if (d->ns && no_caps && !fake_super)
+		d->ns |= XA_NOCAPS;
 }
 
 void xmeta_dst_free(struct xmeta_dst *d)

@@ -47,7 +47,8 @@ struct xmeta_dst {
 	uint8_t *buf;           /* owned */
 };
 
-void xmeta_dst_init(struct xmeta_dst *d, uint32_t flags, int fake_super);
+/* no_caps: never set a file capability (a daemon's receiver, see XA_NOCAPS) */
+void xmeta_dst_init(struct xmeta_dst *d, uint32_t flags, int fake_super, int no_caps);
 void xmeta_dst_free(struct xmeta_dst *d);
 /* Holds a received XMETA (copied) for the next entry. */
 int xmeta_hold(struct xmeta_dst *d, const struct m_xmeta *m);

@@ -183,3 +183,22 @@ cmp "$BX/f" "$T/plain/bigx/f" && cmp "$BX/g" "$T/plain/bigx/g" || { rm -rf "$BX"
 rm -rf "$BX"
 [ "$rc" = 23 ] || fail "a set past the limit: exit $rc, not 23"
 grep -q "f: xattrs larger than 60000 bytes" "$T/last.err" || { cat "$T/last.err"; fail "no line naming the file"; }
+stop_server
+
+note "a root daemon gives a client's file no capability, as it gives it no setuid bit"
+mkdir -p "$T/caps"; echo bin > "$T/caps/ping"; chmod 4755 "$T/caps/ping"
+setfattr -n security.capability -v 0x0100000200200000000000000000000000000000 "$T/caps/ping" ||
+  fail "cannot set a file capability here"
+setfattr -n user.kept -v 1 "$T/caps/ping"
+start_server
+expect_rc 0 ferry_c push -aX "$T/caps/" "$(url m/caps/)"
+getfattr --absolute-names -n user.kept "$T/mod/caps/ping" > /dev/null 2>&1 || fail "-X lost user.kept"
+if getfattr --absolute-names -n security.capability "$T/mod/caps/ping" > /dev/null 2>&1; then
+  fail "the daemon set a client's security.capability"
+fi
+[ "$(stat -c %a "$T/mod/caps/ping")" = 755 ] || fail "the daemon kept a client's setuid bit"
+note "... while a root client's pull -aX restores one (set after the file's last write)"
+mkdir -p "$T/mod/boxcaps"; cp -a "$T/caps/ping" "$T/mod/boxcaps/"
+expect_rc 0 ferry_c pull -aX "$(url m/boxcaps/)" "$T/capsback/"
+getfattr --absolute-names -n security.capability -e hex "$T/capsback/ping" | grep -q "0x0100000200200000" ||
+  fail "pull -aX as root did not restore a file capability"
