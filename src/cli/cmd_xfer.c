@@ -290,7 +290,9 @@ int cmd_pull(int argc, char **argv)
 static void mode_string(int type, uint32_t mode, char out[11])
 {
 	static const char rwx[] = "rwxrwxrwx";
-	out[0] = type == ENT_DIR ? 'd' : type == ENT_LNK ? 'l' : '-';
+	uint32_t fmt = mode & WIRE_IFMT;
+	out[0] = type == ENT_DIR ? 'd' : type == ENT_LNK ? 'l' : type != ENT_SPECIAL ? '-' :
+		 fmt == WIRE_IFCHR ? 'c' : fmt == WIRE_IFBLK ? 'b' : fmt == WIRE_IFIFO ? 'p' : 's';
 	for (int i = 0; i < 9; i++)
 		out[i + 1] = (mode & (0400u >> i)) ? rwx[i] : '-';
 	out[10] = '\0';
@@ -336,7 +338,8 @@ int cmd_ls(int argc, char **argv)
 		return rc;
 	x.co.filter = &xf;
 	request_init(&rq, OP_LIST, &x, &r);
-	rq.flags = REQ_SLASH | (x.recursive ? 0 : REQ_NO_RECURSE) | (x.nfargs ? REQ_FILTER : 0);
+	rq.flags = REQ_SLASH | (x.recursive ? 0 : REQ_NO_RECURSE) | (x.nfargs ? REQ_FILTER : 0) |
+		   (x.flags & (REQ_DEVICES | REQ_SPECIALS));   /* -a and -D list them, as rsync */
 	rc = client_open(&r, &x.co, &rq, &c, &acc);
 	xfilter_free(&xf);   /* the box applies them */
 	if (rc)

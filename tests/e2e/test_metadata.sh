@@ -202,3 +202,9 @@ mkdir -p "$T/mod/boxcaps"; cp -a "$T/caps/ping" "$T/mod/boxcaps/"
 expect_rc 0 ferry_c pull -aX "$(url m/boxcaps/)" "$T/capsback/"
 getfattr --absolute-names -n security.capability -e hex "$T/capsback/ping" | grep -q "0x0100000200200000" ||
   fail "pull -aX as root did not restore a file capability"
+
+note "ls -a lists devices and special files, as rsync --list-only -a"
+expect_rc 0 ferry_c ls -a "$(url m/r1/dev/)"
+grep -q "^crw-rw-rw- .* null$" "$T/last.out" && grep -q "^prw--w---- .* fifo$" "$T/last.out" &&
+  grep -q "^brw-rw---- .* sda9$" "$T/last.out" && grep -q "^srwx.* sock$" "$T/last.out" ||
+  { cat "$T/last.out"; fail "ls -a: devices or special files missing or mistyped"; }
