@@ -1497,6 +1497,8 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 
 /* --- the loop --------------------------------------------------------------- */
 
+#define DECIDED_EVERY 256
+
 static int dispatch(struct receiver *r, const struct msg *m)
 {
 	switch (m->type) {
@@ -1542,7 +1544,10 @@ static int flush_decisions(struct receiver *r)
 {
 	int rc;
 
-	if (conn_pending(r->c))
+	/* Also every DECIDED_EVERY entries while input keeps coming: a sender
+	 * faster than this receiver would otherwise fill its window and wait
+	 * while the backlog drains, then this side would wait for it. */
+	if (r->index - r->decided_sent < DECIDED_EVERY && conn_pending(r->c))
 		return 0;
 	if (r->decided_sent != r->index) {
 		if ((rc = conn_send_len(r->c, MSG_DECIDED, r->index)) < 0)
