@@ -669,10 +669,8 @@ static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t
 	if (known)
 		now = *known;
 	else if ((at->fd >= 0 ? fstat(at->fd, &now) : fstatat(at->dirfd, at->name, &now,
-								AT_SYMLINK_NOFOLLOW)) < 0) {
-		xmeta_drop(&r->xd);
+								AT_SYMLINK_NOFOLLOW)) < 0)
 		return 0;
-	}
 	rc = xmeta_apply(&r->xd, at, &now, &w, r->dry);
 	if (rc < 0) {
 		file_error(r, wpath, err_msg());
@@ -1113,7 +1111,6 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		rc = on_link(r, e, name, wpath, &old, exists);
 	else
 		rc = on_special(r, e, name, wpath, &old, exists);
-	xmeta_drop(&r->xd);   /* a file's comes again with its data */
 	r->index++;
 	return rc;
 }
@@ -1157,10 +1154,8 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 			       r->single ? "in a single-file transfer" : "before the root listing");
 	if ((rc = path_check(dm->path, strlen(dm->path))) < 0)
 		return err_wrap(rc, "protocol: bad directory from the sender");
-	if (r->dry || (dm->path[0] && module_hides(r, dm->path, 1))) {
-		xmeta_drop(&r->xd);
+	if (r->dry || (dm->path[0] && module_hides(r, dm->path, 1)))
 		return 0;
-	}
 	if ((rc = local_of(r, dm->path, lp, sizeof lp)) < 0)
 		return rc;
 	if (r->xd.have) {
@@ -1168,13 +1163,11 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 		 * mtime once the directory's files are in */
 		int fd = jail_open_dir(r->j, lp, O_RDONLY);
 		struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
-		if (fd >= 0)
+		if (fd >= 0) {
 			apply_xmeta(r, &at, 0040000u | dm->mode, NULL,
 				    dm->path[0] ? dm->path : ".", NULL);
-		else
-			xmeta_drop(&r->xd);
-		if (fd >= 0)
 			close(fd);
+		}
 	}
 	meta_apply_ready(r, 0);
 	if ((rc = meta_push(r, dm, lp)) < 0)
@@ -1490,7 +1483,6 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 		return err_set(-EBADMSG, "protocol: data for entry %u, which was not asked for",
 			       fb->index);
 	int rc = receive(r, fb, w);
-	xmeta_drop(&r->xd);
 	want_done(r, w, redo);
 	return rc;
 }

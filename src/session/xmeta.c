@@ -62,6 +62,29 @@ void xmeta_src_init(struct xmeta_src *x, uint32_t flags, int fake_super)
 void xmeta_src_free(struct xmeta_src *x)
 {
 	xattr_buf_free(&x->xb);
+	free(x->last_x);
+	x->last_x = NULL;
+}
+
+/* 1 if m says what the receiver holds already; else m becomes the last. */
+static int same_as_last(struct xmeta_src *x, const struct m_xmeta *m)
+{
+	const struct m_xmeta *l = &x->last;
+
+	if (x->sent && l->flags == m->flags && l->uid == m->uid && l->gid == m->gid &&
+	    !strcmp(l->user, m->user) && !strcmp(l->group, m->group) && l->count == m->count &&
+	    l->xattr_bytes == m->xattr_bytes &&
+	    (!m->xattr_bytes || !memcmp(x->last_x, m->xattrs, m->xattr_bytes)))
+		return 1;
+	if (m->xattr_bytes && !x->last_x && !(x->last_x = malloc(XMETA_MAX_XATTR_BYTES))) {
+		x->sent = 0;   /* no room to remember it: always send */
+		return 0;
+	}
+	x->last = *m;
+	if (m->xattr_bytes)
+		memcpy(x->last_x, m->xattrs, m->xattr_bytes);
+	x->sent = 1;
+	return 0;
 }
 
 int xmeta_describe(struct xmeta_src *x, const struct xa_at *at, uint32_t uid, uint32_t gid,
@@ -95,7 +118,7 @@ int xmeta_describe(struct xmeta_src *x, const struct xa_at *at, uint32_t uid, ui
 			m->xattrs = x->xb.p;
 		}
 	}
-	return 1;
+	return !same_as_last(x, m);
 }
 
 /* --- the receiver ------------------------------------------------------------- */
@@ -133,11 +156,6 @@ int xmeta_hold(struct xmeta_dst *d, const struct m_xmeta *m)
 	d->m.xattrs = d->buf;
 	d->have = 1;
 	return 0;
-}
-
-void xmeta_drop(struct xmeta_dst *d)
-{
-	d->have = 0;
 }
 
 void xmeta_ids(const struct xmeta_dst *d, uint32_t *uid, uint32_t *gid)
@@ -242,7 +260,7 @@ int xmeta_apply(struct xmeta_dst *d, const struct xa_at *at, const struct stat *
 	else
 		rc = apply_owner(d, at, now, uid, gid, dry);
 	if (rc < 0)
-		goto out;
+		return rc;
 	bits = rc;
 	if (d->have && (d->m.flags & XM_XATTRS) && !w->is_link && !dry) {
 		rc = fs_xattr_apply(at, d->ns, d->m.xattrs, d->m.xattr_bytes);
@@ -252,11 +270,8 @@ int xmeta_apply(struct xmeta_dst *d, const struct xa_at *at, const struct stat *
 			rc = 0;
 		}
 		if (rc < 0)
-			goto out;
+			return rc;
 		bits |= rc > 0 ? CHGB_XATTR : 0;
 	}
-	rc = bits;
-out:
-	d->have = 0;
-	return rc;
+	return bits;
 }
