@@ -755,6 +755,21 @@ static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 	return 0;
 }
 
+/* Before a link or special file replaces what is at name: a directory
+ * goes, anything else is kept first under -b. 0 (reported) if it cannot. */
+static int make_room(struct receiver *r, const char *name, const char *wpath,
+		     const struct stat *old, int exists)
+{
+	if (exists && S_ISDIR(old->st_mode))
+		return clear_existing(r, name, wpath) >= 0;
+	if (exists && (r->o->flags & REQ_BACKUP) &&
+	    backup_keep(&r->bk, r->cur_fd, name, wpath, 0) < 0) {
+		file_error(r, wpath, err_msg());
+		return 0;
+	}
+	return 1;
+}
+
 /* Fake super keeps a symlink as rsync's daemon does: a regular file holding
  * the target, its stored stat saying it is a link (a link itself can carry
  * no user.* xattr for the owner). */
@@ -831,13 +846,8 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 	report(r, CHG_LINK, wpath);
 	if (r->dry)
 		return 0;
-	if (exists && S_ISDIR(old->st_mode) && clear_existing(r, name, wpath) < 0)
+	if (!make_room(r, name, wpath, old, exists))
 		return 0;
-	if (exists && !S_ISDIR(old->st_mode) && (r->o->flags & REQ_BACKUP) &&
-	    backup_keep(&r->bk, r->cur_fd, name, wpath, 0) < 0) {
-		file_error(r, wpath, err_msg());
-		return 0;
-	}
 	if (r->o->fake_super)
 		return fake_link_make(r, e, name, wpath);
 	if (fs_symlink_atomic(r->cur_fd, name, e->target, &mt) < 0) {
@@ -848,18 +858,26 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 	return 0;
 }
 
+/* The open group an ENT_LINK_TO entry names; a protocol error if none. */
+static int link_group_of(struct receiver *r, const struct m_entry *e, struct hlink_group **g)
+{
+	if (!(*g = hlinks_find(&r->hl, 0, e->link)))
+		return err_set(-EBADMSG, "protocol: a hard link to entry %u, which opened no "
+			       "link group", e->link);
+	return 0;
+}
+
 /* -H: another name of a link group; linked once the files listed before
  * it are done (its first member's data may still be on the way). */
 static int on_hardlink(struct receiver *r, const struct m_entry *e, const char *wpath,
 		       const char *lp)
 {
-	struct hlink_group *g = hlinks_find(&r->hl, 0, e->link);
+	struct hlink_group *g;
 	struct dmeta *d;
 	int rc;
 
-	if (!g)
-		return err_set(-EBADMSG, "protocol: a hard link to entry %u, which opened no "
-			       "link group", e->link);
+	if ((rc = link_group_of(r, e, &g)) < 0)
+		return rc;
 	r->st->files_seen++;
 	if (!g->path) {
 		/* its first member was not written here (the module excludes it) */
@@ -1001,13 +1019,8 @@ static int on_special(struct receiver *r, const struct m_entry *e, const char *n
 	report(r, CHG_NEW, wpath);
 	if (r->dry)
 		return 0;
-	if (exists && S_ISDIR(old->st_mode) && clear_existing(r, name, wpath) < 0)
+	if (!make_room(r, name, wpath, old, exists))
 		return 0;
-	if (exists && !S_ISDIR(old->st_mode) && (r->o->flags & REQ_BACKUP) &&
-	    backup_keep(&r->bk, r->cur_fd, name, wpath, 0) < 0) {
-		file_error(r, wpath, err_msg());
-		return 0;
-	}
 	if (fs_tmp_name(tmp, name) < 0 || make_special(r, e, tmp) < 0) {
 		file_error(r, wpath, err_msg());
 		return 0;
@@ -1054,13 +1067,12 @@ static int open_link_group(struct receiver *r, const struct m_entry *e, const ch
 /* A link the module hides: nothing written, the group counts it. */
 static int drop_link(struct receiver *r, const struct m_entry *e)
 {
-	struct hlink_group *g = hlinks_find(&r->hl, 0, e->link);
+	struct hlink_group *g;
+	int rc = link_group_of(r, e, &g);
 
-	if (!g)
-		return err_set(-EBADMSG, "protocol: a hard link to entry %u, which opened no "
-			       "link group", e->link);
-	hlinks_seen(&r->hl, g);
-	return 0;
+	if (rc == 0)
+		hlinks_seen(&r->hl, g);
+	return rc;
 }
 
 static int on_entry(struct receiver *r, const struct m_entry *e)

@@ -813,7 +813,12 @@ static int send_meta(struct sender *s, uint16_t si, const char *path, const stru
 
 	if (rc < 0)
 		return rc;
-	if ((s->o->flags & REQ_XMETA) || s->o->fake_super) {
+	if (!(s->o->flags & (REQ_XATTRS | REQ_ACLS)) && !s->o->fake_super) {
+		/* owner and group only: the listing's stat has them */
+		struct xa_at none = { .fd = -1, .dirfd = -1, .name = NULL };
+		if ((rc = send_xmeta(s, &none, st->st_uid, st->st_gid, path)) < 0)
+			return rc;
+	} else {
 		char lp[PATH_MAX_WIRE + 1];
 		int dfd = local_path(&s->srcs[si], path, lp, sizeof lp) < 0 ? -1 :
 			  jail_open_dir(s->srcs[si].jail, lp, O_RDONLY);

@@ -12,6 +12,7 @@
 #include "fs/quote.h"
 #include "util/err.h"
 #include "util/path.h"
+#include "util/readfile.h"
 
 _Static_assert(FILTER_MAX_WIRE <= MSG_FILTER_MAX_TOTAL, "a filter list fits its FILTER records");
 
@@ -20,49 +21,16 @@ _Static_assert(FILTER_MAX_WIRE <= MSG_FILTER_MAX_TOTAL, "a filter list fits its 
 static int slurp(int fd, const char *shown, char **data, size_t *len)
 {
 	char q[FS_QUOTE_BUF];
-	struct stat st;
-	size_t cap = FILTER_MAX_FILE + 1, n = 0;
-	char *buf;
+	int rc = read_regular_fd(fd, FILTER_MAX_FILE + 1, data, len);
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(-EINVAL, "filter file %s: not a regular file",
-			       fs_quote(q, shown, strlen(shown)));
-	}
-	if ((size_t)st.st_size < cap)
-		cap = (size_t)st.st_size + 1;
-	if (!(buf = malloc(cap))) {
-		close(fd);
-		return err_set(-ENOMEM, "out of memory");
-	}
-	for (;;) {
-		ssize_t k = read(fd, buf + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = -errno;
-			free(buf);
-			close(fd);
-			return err_sys(e, "filter file %s", fs_quote(q, shown, strlen(shown)));
-		}
-		n += (size_t)k;
-		if (k == 0 || n == FILTER_MAX_FILE + 1)
-			break;
-		if (n == cap) {   /* it grew since fstat */
-			size_t more = cap * 2 > FILTER_MAX_FILE + 1 ? FILTER_MAX_FILE + 1 : cap * 2;
-			char *b = realloc(buf, more);
-			if (!b) {
-				free(buf);
-				close(fd);
-				return err_set(-ENOMEM, "out of memory");
-			}
-			buf = b;
-			cap = more;
-		}
-	}
 	close(fd);
-	*data = buf;
-	*len = n;
+	if (rc == -EINVAL)
+		return err_set(rc, "filter file %s: not a regular file",
+			       fs_quote(q, shown, strlen(shown)));
+	if (rc == -ENOMEM)
+		return err_set(rc, "out of memory");
+	if (rc < 0)
+		return err_sys(rc, "filter file %s", fs_quote(q, shown, strlen(shown)));
 	return 0;
 }
 

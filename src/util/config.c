@@ -14,6 +14,7 @@
 
 #include "util/err.h"
 #include "util/filter.h"
+#include "util/readfile.h"
 
 #define CONFIG_MAX_LINE  4096          /* bytes, without the newline */
 #define CONFIG_MAX_FILE  (1 << 20)     /* config_load refuses larger files */
@@ -690,38 +691,16 @@ static int read_exclude_file(const char *path, char **data, size_t *len)
 {
 	/* a regular file only: a FIFO or /proc/kmsg would block the daemon */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	char *buf;
-	size_t n = 0;
 
 	if (fd < 0)
 		return err_sys(-errno, "exclude from %s", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(-EINVAL, "exclude from %s: not a regular file", path);
-	}
-	if (!(buf = malloc(FILTER_MAX_FILE + 1))) {
-		close(fd);
-		return err_set(-ENOMEM, "out of memory");
-	}
-	for (;;) {
-		ssize_t k = read(fd, buf + n, FILTER_MAX_FILE + 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = -errno;
-			close(fd);
-			free(buf);
-			return err_sys(e, "exclude from %s", path);
-		}
-		n += (size_t)k;
-		if (k == 0 || n == FILTER_MAX_FILE + 1)
-			break;
-	}
+	int rc = read_regular_fd(fd, FILTER_MAX_FILE + 1, data, len);
 	close(fd);
-	*data = buf;
-	*len = n;
-	return 0;
+	if (rc == -EINVAL)
+		return err_set(rc, "exclude from %s: not a regular file", path);
+	if (rc == -ENOMEM)
+		return err_set(rc, "out of memory");
+	return rc < 0 ? err_sys(rc, "exclude from %s", path) : 0;
 }
 
 int config_module_filter(const struct module_cfg *m, struct filter_list **out)

@@ -176,6 +176,18 @@ stop_proxy() {
 }
 purl() { echo "ferry://127.0.0.1:$PPORT/$1"; }
 
+# evil_script MODULE FLAGS LINES...: the malicious client (ferry-evil
+# push-script) pushes to MODULE/ev with REQUEST flags FLAGS, sending LINES in
+# its script language; its output goes to $T/evil.out, its exit code to $rc.
+evil_script() {
+  local mod=$1 flags=$2
+  shift 2
+  printf '%s\n' "$@" > "$T/evil.script"
+  rc=0
+  EVIL_PROTECTION=0 "$FERRY_TOOLS/ferry-evil" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" \
+    "$mod" ev "$T/evil.script" "$flags" > "$T/evil.out" 2>&1 || rc=$?
+}
+
 # The malicious server (tests/tools/ferry-evil.c, mode serve): one connection,
 # a script of crafted messages (see the tool's header for the language), its
 # output in $T/evil.out. start_evil_server SCRIPTFILE sets EPID and EPORT;

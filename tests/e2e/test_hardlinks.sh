@@ -72,15 +72,8 @@ python3 "$(dirname "$0")/treecmp.py" --no-owner --no-xattrs "$T/many" "$T/mod/ma
   fail "past the open-group limit, files were lost or changed"
 
 note "a malicious client's link references: refused, nothing written, the daemon serving on"
-EVIL=$FERRY_TOOLS/ferry-evil
 HF=0x4000010   # REQ_HARD_LINKS | REQ_CHANGES
-evil_push() { # FLAGS LINES...: the script as the sender, output in evil.out
-  local flags=$1; shift
-  printf '%s\n' "$@" > "$T/h.script"
-  rc=0
-  EVIL_PROTECTION=0 "$EVIL" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" m ev \
-    "$T/h.script" "$flags" > "$T/evil.out" 2>&1 || rc=$?
-}
+evil_push() { evil_script m "$@"; }   # FLAGS LINES...
 refused() { # WHAT PATTERN
   grep -q "ERROR.*$2" "$T/evil.out" || { cat "$T/evil.out"; fail "$1 was not refused ($2)"; }
   echo "$1: $(grep -m1 "ERROR" "$T/evil.out")"
@@ -98,7 +91,6 @@ evil_push 0x10 'DIR_BEGIN 0 ""' "LINK a first 1" "LINK l to 0" "DIR_END" "END"
 refused "links without -H" "did not ask for"
 evil_push $HF 'DIR_BEGIN 0 ""' "LINK a first 1" "LINK l to 0" "LINK l2 to 0" "DIR_END" "END"
 refused "a group linked more often than it said" "opened no link group"
-{ echo 'DIR_BEGIN 0 ""'; for i in $(seq 0 4096); do echo "LINK f$i first 1"; done; } > "$T/many.script"
-rc=0; EVIL_PROTECTION=0 "$EVIL" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" m ev \
-  "$T/many.script" 0x4000012 > "$T/evil.out" 2>&1 || rc=$?   # -n: no data is wanted
+mapfile -t many < <(echo 'DIR_BEGIN 0 ""'; for i in $(seq 0 4096); do echo "LINK f$i first 1"; done)
+evil_push 0x4000012 "${many[@]}"   # -n: no data is wanted
 refused "4,097 open groups" "hard-link groups"

@@ -145,14 +145,7 @@ getfattr --absolute-names -n user.big --only-values "$T/plain/home/u/tagged" | c
 if getfattr -n trusted.t "$T/plain/etc/passwd" > /dev/null 2>&1; then fail "trusted.* set by a non-root daemon"; fi
 
 note "a malicious client's XMETA: refused, nothing written, the daemon serving on"
-EVIL=$FERRY_TOOLS/ferry-evil
-evil_push() { # FLAGS LINES...: the script as the sender, output in evil.out
-  local flags=$1; shift
-  printf '%s\n' "$@" > "$T/x.script"
-  rc=0
-  EVIL_PROTECTION=0 "$EVIL" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" plain ev \
-    "$T/x.script" "$flags" > "$T/evil.out" 2>&1 || rc=$?
-}
+evil_push() { evil_script plain "$@"; }   # FLAGS LINES...
 refused() { # WHAT PATTERN
   grep -q "ERROR.*$2" "$T/evil.out" || { cat "$T/evil.out"; fail "$1 was not refused ($2)"; }
   echo "$1: $(grep -m1 "ERROR" "$T/evil.out")"

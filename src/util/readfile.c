@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/readfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int read_regular_fd(int fd, size_t max, char **data, size_t *len)
+{
+	struct stat st;
+	size_t cap = max, n = 0;
+	char *buf;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((size_t)st.st_size < cap)
+		cap = (size_t)st.st_size + 1;   /* the size it has, and one byte to see the end */
+	if (!(buf = malloc(cap)))
+		return -ENOMEM;
+	for (;;) {
+		ssize_t k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = -errno;
+			free(buf);
+			return e;
+		}
+		n += (size_t)k;
+		if (k == 0 || n == max)
+			break;
+		if (n == cap) {   /* it grew since fstat */
+			size_t more = cap * 2 > max ? max : cap * 2;
+			char *b = realloc(buf, more);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+			cap = more;
+		}
+	}
+	*data = buf;
+	*len = n;
+	return 0;
+}
