@@ -65,6 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if (plen > CHAN_MAX_PLAIN || plain + plen > buf + len)
 			abort();
+		/* As a control record: its messages stay inside it. */
+		const uint8_t *q = plain, *m;
+		size_t left = plen, mlen;
+		while (left && rec_next_msg(&q, &left, &m, &mlen) == 0)
+			if (m < plain || m + mlen > plain + plen)
+				abort();
 		off += used;
 	}
 	free(buf);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Transport: buffered, batched records over the socket; in-place sealing and
- * opening; rekeying; flushing that keeps reading so two writers never
- * deadlock. */
+/* Transport: buffered, batched records over the socket (consecutive control
+ * messages share one record); in-place sealing and opening; rekeying;
+ * flushing that keeps reading so two writers never deadlock. */
 #include "channel/transport.h"
 
 #include <errno.h>
@@ -204,12 +204,31 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Seals the control record being filled, if any: before data records,
+ * before a flush, and when the next message does not fit. */
+static int batch_seal(struct channel *c)
+{
+	size_t reclen;
+	int rc;
+
+	if (!c->batch_open)
+		return 0;
+	c->batch_open = 0;
+	if ((rc = rec_seal(&c->tx, PROT_ENCRYPT, c->out + c->batch_at, c->batch_len, &reclen)) < 0)
+		return rc;
+	c->out_len = c->batch_at + reclen;
+	c->st.records_out++;
+	return count_msg(c, &c->tx);
+}
+
 int chan_flush(struct channel *c)
 {
 	struct pace pc = { 0 };
 	short rev;
 	int rc;
 
+	if ((rc = batch_seal(c)) < 0)
+		return rc;
 	while (c->out_off < c->out_len) {
 		ssize_t n = io_send(c->fd, c->out + c->out_off, c->out_len - c->out_off);
 		if (n > 0) {
@@ -264,7 +283,7 @@ static int in_fill(struct channel *c, struct pace *pc)
 	int rc;
 	ssize_t n;
 
-	if (c->out_len > c->out_off && (rc = chan_flush(c)) < 0)
+	if ((c->batch_open || c->out_len > c->out_off) && (rc = chan_flush(c)) < 0)
 		return rc;
 	if (c->eof)
 		return -EPIPE;
@@ -330,34 +349,58 @@ static int next_record(struct channel *c, enum protection prot, uint8_t **p, siz
 
 int chan_send(struct channel *c, const void *msg, size_t len)
 {
-	size_t reclen;
+	uint8_t *p;
 	int rc;
 
-	if (len > CHAN_MAX_PLAIN)
+	if (len > CHAN_MAX_CTRL)
 		return err_set(-EMSGSIZE, "channel: message of %zu bytes is too large", len);
-	if ((rc = out_reserve(c)) < 0)
+	if (c->batch_open && c->batch_len + 2 + len > CHAN_BATCH && (rc = batch_seal(c)) < 0)
 		return rc;
-	memcpy(c->out + c->out_len + 2, msg, len);
-	if ((rc = rec_seal(&c->tx, PROT_ENCRYPT, c->out + c->out_len, len, &reclen)) < 0)
-		return rc;
-	c->out_len += reclen;
-	c->st.records_out++;
-	return count_msg(c, &c->tx);
+	if (!c->batch_open) {
+		if ((rc = out_reserve(c)) < 0)
+			return rc;
+		c->batch_open = 1;
+		c->batch_at = c->out_len;
+		c->batch_len = 0;
+	}
+	p = c->out + c->batch_at + 2 + c->batch_len;   /* +2: the record's length */
+	p[0] = (uint8_t)(len >> 8);
+	p[1] = (uint8_t)len;
+	memcpy(p + 2, msg, len);
+	c->batch_len += 2 + len;
+	return 0;
+}
+
+/* The next message of the live control record. */
+static int sub_next(struct channel *c, const uint8_t **msg, size_t *len)
+{
+	int rc = rec_next_msg(&c->sub, &c->sub_left, msg, len);
+
+	if (rc < 0) {
+		c->error = rc;
+		c->sub_left = 0;
+	}
+	return rc;
 }
 
 int chan_recv(struct channel *c, const uint8_t **msg, size_t *len)
 {
 	uint8_t *p;
-	int rc = next_record(c, PROT_ENCRYPT, &p, len);
+	size_t n;
+	int rc;
 
-	if (rc == 0)
-		*msg = p;
-	return rc;
+	if (c->sub_left)
+		return sub_next(c, msg, len);
+	if ((rc = next_record(c, PROT_ENCRYPT, &p, &n)) < 0)
+		return rc;
+	c->sub = p;
+	c->sub_left = n;
+	return sub_next(c, msg, len);
 }
 
 uint8_t *chan_data_buf(struct channel *c, size_t *cap)
 {
-	if (out_reserve(c) < 0)
+	if (batch_seal(c) < 0 || out_reserve(c) < 0)
 		return NULL;
 	*cap = CHAN_MAX_PLAIN;
 	/* Raw data has no length prefix; records leave 2 bytes for it. */
@@ -411,6 +454,10 @@ int chan_data_recv(struct channel *c, size_t max, const uint8_t **p, size_t *n)
 
 	if (max == 0)
 		return err_set(-EINVAL, "channel: chan_data_recv of 0 bytes");
+	if (c->sub_left) {
+		c->error = -EPROTO;
+		return err_set(-EPROTO, "channel: file data expected where control messages came");
+	}
 	if (c->prot != PROT_NONE) {
 		if ((rc = next_record(c, c->prot, &rec, n)) < 0)
 			return rc;
@@ -534,6 +581,8 @@ int chan_readable(struct channel *c)
 {
 	size_t avail = c->in_w - c->in_r;
 
+	if (c->sub_left && !c->error)
+		return 1;
 	/* Try once to pull in what the socket holds, without waiting. */
 	if (!c->eof && !c->error && (avail < 2 || avail < rec_size(c->prot, c->in + c->in_r))) {
 		in_compact(c, 0);
@@ -587,6 +636,10 @@ int chan_data_splice(struct channel *c, int fd, size_t max, size_t *moved)
 		return err_set(-EINVAL, "channel: splice is for unframed data only");
 	if (c->error)
 		return err_set(c->error, "channel: unusable after an earlier error");
+	if (c->sub_left) {
+		c->error = -EPROTO;
+		return err_set(-EPROTO, "channel: file data expected where control messages came");
+	}
 	c->live = 0;
 	c->in_lim = CHAN_INBUF;
 	if (c->in_r < c->in_w) {

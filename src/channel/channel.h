@@ -13,7 +13,7 @@
  *     PROT_INTEGRITY: u16be len + data + AEAD(k, n, ad=data, "")   (16-byte tag; data in clear)
  *     PROT_NONE:      the raw bytes, no framing, nonce not used.
  *   Both sides rekey (Noise Rekey()) each cipher state after every
- *   CHAN_REKEY_INTERVAL messages sent with it.
+ *   CHAN_REKEY_INTERVAL records sent with it.
  */
 #ifndef FERRY_CHANNEL_CHANNEL_H
 #define FERRY_CHANNEL_CHANNEL_H
@@ -27,8 +27,9 @@
 #define CHAN_MAX_MSG 65535u                 /* a Noise message, ciphertext included */
 #define CHAN_TAG_LEN 16u
 #define CHAN_MAX_PLAIN (CHAN_MAX_MSG - CHAN_TAG_LEN)   /* 65519 */
+#define CHAN_MAX_CTRL (CHAN_MAX_PLAIN - 2)   /* a control message, after its length */
 #define CHAN_MAX_HS_PAYLOAD 1024u           /* our hello payloads stay below this */
-#define CHAN_REKEY_INTERVAL 65536u          /* messages per cipher key (<= 4 GiB) */
+#define CHAN_REKEY_INTERVAL 65536u          /* records per cipher key (<= 4 GiB) */
 
 enum protection { PROT_NONE = 0, PROT_INTEGRITY = 1, PROT_ENCRYPT = 2 };
 enum cipher_id { CIPHER_CHACHAPOLY = 0, CIPHER_AESGCM = 1 };
@@ -75,8 +76,10 @@ void chan_set_data_protection(struct channel *c, enum protection p);
  * it (so the slowest peer that is never cut moves 64 KiB per timeout). */
 void chan_set_timeout(struct channel *c, int timeout_ms);
 
-/* Control messages: one message = one transport record, len <= CHAN_MAX_PLAIN.
- * Sends are buffered; chan_flush writes them out. */
+/* Control messages, len <= CHAN_MAX_CTRL. Consecutive ones share a transport
+ * record (each with a u16be length before it) until data is sent, the output
+ * is flushed or the record is full. Sends are buffered; chan_flush writes
+ * them out. */
 int chan_send(struct channel *c, const void *msg, size_t len);
 /* Next control message: *msg points into the channel's buffer, valid until the
  * next call. Returns 0, or -EPIPE at a clean EOF between records, or <0. */

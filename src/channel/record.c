@@ -2,7 +2,8 @@
 /* Transport records:
  *   PROT_ENCRYPT:   u16be len | AEAD(k, n, "", data) (len = data + 16)
  *   PROT_INTEGRITY: u16be len | data | AEAD(k, n, data, "") (len = data, tag after)
- * Both use the cipher state's nonce sequence. */
+ * Both use the cipher state's nonce sequence. A control record's data is
+ * one or more messages, each as u16be len | message. */
 #include "channel/transport.h"
 
 #include <errno.h>
@@ -74,4 +75,17 @@ int rec_open(struct noise_cs *rx, enum protection prot, uint8_t *buf, size_t ava
 	*plain = data;
 	*plen = n;
 	return 1;
+}
+
+int rec_next_msg(const uint8_t **p, size_t *left, const uint8_t **msg, size_t *len)
+{
+	size_t n;
+
+	if (*left < 2 || (n = (size_t)(*p)[0] << 8 | (*p)[1]) > *left - 2)
+		return err_set(-EPROTO, "channel: malformed message framing in a control record");
+	*msg = *p + 2;
+	*len = n;
+	*p += 2 + n;
+	*left -= 2 + n;
+	return 0;
 }

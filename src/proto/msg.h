@@ -54,7 +54,7 @@
 
 /* A control message never exceeds this: the largest are a full XMETA and a
  * full SIG (a REQUEST with every string at its limit is about 9 KiB); all
- * fit in one channel record (65519 bytes). */
+ * fit in one channel record (65517 bytes after their length). */
 #define MSG_MAX_REQUEST (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH))
 #define XMETA_MAX_COUNT 1024          /* xattrs of one entry */
 #define XMETA_MAX_XATTR_BYTES 60000u   /* the records' bytes: one channel record holds them */
@@ -286,7 +286,7 @@ const char *msg_type_name(uint8_t type);
 int hello_decode(const uint8_t *p, size_t n, struct hello *h);
 int hello_encode(const struct hello *h, uint8_t *out, size_t cap);
 
-_Static_assert(MSG_MAX_REQUEST < MSG_MAX_ENCODED && MSG_MAX_ENCODED <= 65519,
+_Static_assert(MSG_MAX_REQUEST < MSG_MAX_ENCODED && MSG_MAX_ENCODED <= 65517,
 	       "every message fits one channel record");
 
 #endif

@@ -197,8 +197,8 @@ static void test_control_messages(void **state)
 		big[i] = pattern(i, 1);
 	assert_int_equal(chan_send(cl.c, "hello", 5), 0);
 	assert_int_equal(chan_send(cl.c, "", 0), 0);
-	assert_int_equal(chan_send(cl.c, big, CHAN_MAX_PLAIN), 0);
-	assert_int_equal(chan_send(cl.c, big, CHAN_MAX_PLAIN + 1), -EMSGSIZE);
+	assert_int_equal(chan_send(cl.c, big, CHAN_MAX_CTRL), 0);
+	assert_int_equal(chan_send(cl.c, big, CHAN_MAX_CTRL + 1), -EMSGSIZE);
 	assert_int_equal(chan_flush(cl.c), 0);
 	assert_int_equal(chan_recv(sv.c, &m, &len), 0);
 	assert_int_equal(len, 5);
@@ -206,7 +206,7 @@ static void test_control_messages(void **state)
 	assert_int_equal(chan_recv(sv.c, &m, &len), 0);
 	assert_int_equal(len, 0);
 	assert_int_equal(chan_recv(sv.c, &m, &len), 0);
-	assert_int_equal(len, CHAN_MAX_PLAIN);
+	assert_int_equal(len, CHAN_MAX_CTRL);
 	assert_memory_equal(m, big, len);
 	/* The other way, and chan_readable. */
 	assert_int_equal(chan_readable(cl.c), 0);
@@ -218,9 +218,10 @@ static void test_control_messages(void **state)
 
 	struct chan_stats st;
 	chan_get_stats(cl.c, &st);
-	assert_int_equal(st.records_out, 3);
+	/* "hello" and "" share a record; the big one needs one of its own. */
+	assert_int_equal(st.records_out, 2);
 	assert_int_equal(st.records_in, 1);
-	assert_true(st.bytes_out >= 5 + 16 + 2 + 16 + 2 + CHAN_MAX_MSG + 2);
+	assert_int_equal(st.bytes_out, (2 + 2 + 5 + 2 + 16) + (2 + 2 + CHAN_MAX_CTRL + 16));
 
 	/* Clean EOF between records: -EPIPE. */
 	chan_free(sv.c);
@@ -313,6 +314,67 @@ static void test_data_none(void **state)
 	data_levels(PROT_NONE);
 }
 
+/* Many messages batch into few records; data ends a batch; a record whose
+ * framing is broken, or data where messages are pending, is refused. */
+static void test_batch_framing(void **state)
+{
+	struct end cl, sv;
+	const uint8_t *m;
+	size_t len, rl;
+	char msg[32];
+	struct chan_stats st;
+
+	(void)state;
+	connect_pair(&cl, &sv);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(msg, sizeof msg, "message %d", i);
+		assert_int_equal(chan_send(cl.c, msg, strlen(msg)), 0);
+	}
+	assert_int_equal(chan_data_send(cl.c, "data", 4), 0);
+	assert_int_equal(chan_send(cl.c, "after", 5), 0);
+	assert_int_equal(chan_flush(cl.c), 0);
+	chan_get_stats(cl.c, &st);
+	/* ~39,000 bytes of messages: 3 records, then the data, then "after". */
+	assert_int_equal(st.records_out, 3 + 1 + 1);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(msg, sizeof msg, "message %d", i);
+		assert_int_equal(chan_recv(sv.c, &m, &len), 0);
+		assert_int_equal(len, strlen(msg));
+		assert_memory_equal(m, msg, len);
+		assert_int_equal(chan_readable(sv.c), 1);
+	}
+	assert_int_equal(chan_data_recv(sv.c, 4, &m, &len), 0);
+	assert_memory_equal(m, "data", 4);
+	assert_int_equal(chan_recv(sv.c, &m, &len), 0);
+	assert_memory_equal(m, "after", 5);
+
+	/* Data asked for while a record still holds messages. */
+	assert_int_equal(chan_send(cl.c, "one", 3), 0);
+	assert_int_equal(chan_send(cl.c, "two", 3), 0);
+	assert_int_equal(chan_flush(cl.c), 0);
+	assert_int_equal(chan_recv(sv.c, &m, &len), 0);
+	assert_int_equal(chan_data_recv(sv.c, 3, &m, &len), -EPROTO);
+	assert_non_null(strstr(err_msg(), "control messages came"));
+	chan_free(sv.c);
+	chan_free(cl.c);
+
+	/* A length that runs past the record, sealed by hand. */
+	connect_pair(&cl, &sv);
+	static const uint8_t bad[9] = { 0, 3, 'a', 'b', 'c', 0, 9, 'a', 'b' };
+	uint8_t *o = cl.c->out + cl.c->out_len;
+	memcpy(o + 2, bad, sizeof bad);
+	assert_int_equal(rec_seal(&cl.c->tx, PROT_ENCRYPT, o, 9, &rl), 0);
+	cl.c->out_len += rl;
+	assert_int_equal(chan_flush(cl.c), 0);
+	assert_int_equal(chan_recv(sv.c, &m, &len), 0);
+	assert_memory_equal(m, "abc", 3);
+	assert_int_equal(chan_recv(sv.c, &m, &len), -EPROTO);
+	assert_non_null(strstr(err_msg(), "malformed message framing"));
+	assert_int_equal(chan_recv(sv.c, &m, &len), -EPROTO);   /* and it stays unusable */
+	chan_free(sv.c);
+	chan_free(cl.c);
+}
+
 /* A record must not run past what the caller asked for. */
 static void test_data_overrun(void **state)
 {
@@ -366,8 +428,10 @@ static void test_rekey(void **state)
 	}
 	chan_get_stats(cl.c, &a);
 	chan_get_stats(sv.c, &b);
-	/* Client: 40 messages sent (13 rekeys) and 5 received (1). */
-	assert_int_equal(a.rekeys, 40 / 3 + 5 / 3);
+	/* Client: 10 records sent (7 messages in one, then the data: 3
+	 * rekeys) and 5 received (1). */
+	assert_int_equal(a.records_out, 10);
+	assert_int_equal(a.rekeys, 10 / 3 + 5 / 3);
 	assert_int_equal(b.rekeys, a.rekeys);
 	chan_free(cl.c);
 	chan_free(sv.c);
@@ -760,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_data_integrity),
 		cmocka_unit_test(test_data_none),
 		cmocka_unit_test(test_data_overrun),
+		cmocka_unit_test(test_batch_framing),
 		cmocka_unit_test(test_rekey),
 		cmocka_unit_test(test_bulk_both_ways),
 		cmocka_unit_test(test_tamper),
