@@ -147,6 +147,11 @@ static int reload(struct daemon *d)
 	int rc = load_config(d->ctx, &fresh);
 	if (rc < 0)
 		return rc;
+	const struct global_cfg *was = &d->cfg.global, *now = &fresh.global;
+	if (!was->user != !now->user || (was->user && (was->uid != now->uid || was->gid != now->gid))) {
+		config_free(&fresh);
+		return err_set(-EINVAL, "'user' or 'group' changed: that takes a restart");
+	}
 	config_free(&d->cfg);
 	d->cfg = fresh;
 	return 0;

@@ -32,6 +32,7 @@
 #include "proto/msg.h"
 #include "session/server.h"
 #include "util/err.h"
+#include "util/privdrop.h"
 #include "util/log.h"
 
 #define MAX_CHILDREN 256
@@ -676,6 +677,17 @@ int daemon_run(struct daemon *d)
 		free(s);
 		return rc;
 	}
+	/* Bound and holding the host key: root is no longer needed. */
+	const struct global_cfg *g = &d->cfg.global;
+	if (g->user && priv_drop(g->uid, g->gid) < 0) {
+		int rc = err_wrap(-EPERM, "user = %s", g->user);
+		close(s->lfd);
+		free(s);
+		return rc;
+	}
+	if (g->user)
+		log_info("running as user %s (uid %u, gid %u)", g->user, (unsigned)g->uid,
+			 (unsigned)g->gid);
 	install_signals();
 	key_fingerprint(d->host_key.pub, fpr);
 	log_info("listening on %s, %zu module(s), host key %s", shown, d->cfg.n_modules, fpr);

@@ -20,6 +20,7 @@
 #include "session/zdata.h"
 #include "util/chmod.h"
 #include "util/err.h"
+#include "util/privdrop.h"
 #include "util/log.h"
 
 static const char *prot_name(int p)
@@ -209,6 +210,11 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		rc = err_set(-EBADMSG, "protocol: expected REQUEST, got %s", msg_type_name(m->type));
 	if (rc == 0)
 		rc = authorize(&c, sc, &m->u.request, &mod);
+	if (rc == 0 && (mod->has_uid || mod->has_gid) &&
+	    priv_drop(mod->has_uid ? mod->uid : geteuid(), mod->gid) < 0) {
+		log_err("module '%s': %s", mod->name, err_msg());
+		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
+	}
 	if (rc == 0 && jail_open(&j, mod->path) < 0) {
 		log_err("%s", err_msg());
 		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);

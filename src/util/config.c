@@ -14,6 +14,7 @@
 
 #include "util/err.h"
 #include "util/filter.h"
+#include "util/privdrop.h"
 #include "util/readfile.h"
 
 #define CONFIG_MAX_LINE  4096          /* bytes, without the newline */
@@ -33,6 +34,7 @@ enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
 	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
 	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM, K_FAKE_SUPER,
+	K_USER, K_GROUP, K_UID, K_GID,
 };
 
 static const struct {
@@ -62,6 +64,10 @@ static const struct {
 	{ "fake super",         K_FAKE_SUPER, S_MODULE },
 	{ "exclude",            K_EXCLUDE,    S_MODULE },
 	{ "exclude from",       K_EXCLUDE_FROM, S_MODULE },
+	{ "user",               K_USER,       S_GLOBAL },
+	{ "group",              K_GROUP,      S_GLOBAL },
+	{ "uid",                K_UID,        S_MODULE },
+	{ "gid",                K_GID,        S_MODULE },
 };
 
 /* Parser state: where we are, and which keys the current section has set. */
@@ -530,6 +536,39 @@ static int set_key(struct pstate *p, char *line)
 		if (parse_bool(val, &m->fake_super) < 0)
 			return perr(p, "fake super: expected yes or no: ", val);
 		return 0;
+	case K_USER:
+	case K_UID: {
+		uid_t uid;
+		gid_t gid;
+		if (!*val || priv_user(val, &uid, &gid) < 0)
+			return perr(p, keys[k].id == K_USER ? "user: " : "uid: ",
+				    *val ? err_msg() : "empty");
+		if (m) {
+			m->has_uid = 1;
+			m->uid = uid;
+			if (!m->has_gid)
+				m->gid = gid;
+			return 0;
+		}
+		g->uid = uid;
+		if (!(p->global_seen & (1u << K_GROUP)))
+			g->gid = gid;
+		return set_str(&g->user, val, p);
+	}
+	case K_GROUP:
+	case K_GID: {
+		gid_t gid;
+		if (!*val || priv_group(val, &gid) < 0)
+			return perr(p, keys[k].id == K_GROUP ? "group: " : "gid: ",
+				    *val ? err_msg() : "empty");
+		if (m) {
+			m->has_gid = 1;
+			m->gid = gid;
+		} else {
+			g->gid = gid;
+		}
+		return 0;
+	}
 	}
 	return perr(p, "internal error: unhandled key", NULL);
 }
@@ -552,6 +591,28 @@ static int set_defaults(struct ferry_config *c)
 	g->log = strdup("stderr");
 	if (!g->listen || !g->log)
 		return err_set(-ENOMEM, "config: out of memory");
+	return 0;
+}
+
+/* A uid without a passwd entry needs its group named; a session can only
+ * switch users while the daemon is still root. */
+static int check_ids(const struct pstate *p)
+{
+	const struct ferry_config *c = p->c;
+
+	if (c->global.user && c->global.gid == (gid_t)-1)
+		return err_set(-EINVAL, "%s: user %s has no passwd entry: name its group with \"group =\"",
+			       p->file, c->global.user);
+	for (size_t i = 0; i < c->n_modules; i++) {
+		const struct module_cfg *m = &c->modules[i];
+		if (m->has_uid && m->gid == (gid_t)-1)
+			return err_set(-EINVAL, "%s:%d: module '%s': uid %u has no passwd entry: set gid too",
+				       p->file, m->line, m->name, (unsigned)m->uid);
+		if ((m->has_uid || m->has_gid) && c->global.user && c->global.uid != 0)
+			return err_set(-EINVAL, "%s:%d: module '%s': uid and gid need a daemon that stays "
+				       "root (\"user = %s\" in [global] drops it first)",
+				       p->file, m->line, m->name, c->global.user);
+	}
 	return 0;
 }
 
@@ -592,6 +653,8 @@ int config_parse(const char *text, size_t len, const char *name, struct ferry_co
 	}
 	r = finish_module(&p);
 	if (r < 0)
+		goto fail;
+	if ((r = check_ids(&p)) < 0)
 		goto fail;
 	for (size_t i = 0; i < out->n_modules; i++) {
 		struct module_cfg *m = &out->modules[i];
@@ -674,6 +737,7 @@ void config_free(struct ferry_config *c)
 	free(g->log);
 	free(g->host_key);
 	free(g->authorized_keys);
+	free(g->user);
 	memset(c, 0, sizeof *c);
 }
 

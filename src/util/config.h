@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define FERRY_DEFAULT_PORT 7873
 #define CONFIG_MAX_MODULES 256
@@ -22,6 +23,9 @@ struct module_cfg {
 	char *exclude;            /* "exclude": patterns, blank-separated, as rsyncd's; NULL = none */
 	char *exclude_from;       /* "exclude from": a file of them; NULL = none */
 	int fake_super;           /* "fake super = yes": owners, devices and modes kept in xattrs */
+	int has_uid, has_gid;     /* "uid =", "gid =": a root daemon's session for this module */
+	uid_t uid;                /* drops to them once the client is authorized for it */
+	gid_t gid;                /* (gid: "gid =", else the uid's primary group) */
 	int line;                 /* where the section starts, for messages */
 };
 
@@ -51,6 +55,9 @@ struct global_cfg {
 	int io_timeout;           /* "timeout": seconds per record afterwards, default 300 */
 	long stale_age;           /* "stale temporaries": seconds, default 24 h; 0 = no sweep */
 	long partial_age;         /* "stale partials" (resume): seconds, default 7 days; 0 = kept */
+	char *user;               /* "user =": the daemon drops to it after binding; NULL = stays */
+	uid_t uid;                /* its uid, */
+	gid_t gid;                /* and "group =" or else the user's primary group */
 };
 
 struct ferry_config {

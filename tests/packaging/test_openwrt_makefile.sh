@@ -35,6 +35,7 @@ stub-vars:
 	@echo 'PKG_RELEASE=$(PKG_RELEASE)'
 	@echo 'PKG_LICENSE=$(PKG_LICENSE)'
 	@echo 'DEPENDS=$(strip $(DEPENDS))'
+	@echo 'USERID=$(strip $(USERID))'
 	@echo 'CATEGORY=$(strip $(CATEGORY))'
 	@echo 'CMAKE_OPTIONS=$(strip $(CMAKE_OPTIONS))'
 	@echo 'CONFFILES=$(strip $(Package/$(1)/conffiles))'
@@ -61,6 +62,9 @@ chk "DEPENDS has +libsodium +libxxhash +libzstd" '^DEPENDS=.*\+libsodium.*\+libx
 chk "CMAKE_OPTIONS has -DFERRY_OPENSSL=OFF" '^CMAKE_OPTIONS=.*-DFERRY_OPENSSL=OFF'
 chk "CMAKE_OPTIONS has -DFERRY_TESTS=OFF"   '^CMAKE_OPTIONS=.*-DFERRY_TESTS=OFF'
 chk "/etc/config/ferry is a conffile"       '^CONFFILES=.*/etc/config/ferry'
+chk "the package makes a ferry user and group" '^USERID=ferry=[0-9]+:ferry=[0-9]+$'
+grep -q "^	option user 'ferry'$" "$SRC/packaging/openwrt/ferry/files/ferry.config" &&
+	ok "the UCI default runs the daemon as ferry" || bad "the UCI default does not set user ferry"
 
 if mk stub-prepare >"$T/prep.log" 2>&1 && [ -f "$T/build/ferry-"*/CMakeLists.txt ] &&
    [ -d "$T/build/ferry-"*/src ]; then

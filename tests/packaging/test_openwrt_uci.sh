@@ -60,8 +60,10 @@ for sh in "${shells[@]}"; do
 		bad "$name: backup.keys: $(cat "$O/keys/backup.keys")"
 	[ ! -e "$O/keys/photos.keys" ] && ok "$name: no keys file for a module without keys" ||
 		bad "$name: photos.keys should not exist"
-	perm=$(stat -c %a "$O/keys")
-	[ "$perm" = 700 ] && ok "$name: keys dir is 0700" || bad "$name: keys dir mode $perm"
+	perm=$(stat -c %a:%G "$O/keys"):$(stat -c %a:%G "$O/keys/backup.keys")
+	# the daemon (user nobody) reads them at each session
+	[ "$perm" = 750:nogroup:640:nogroup ] && ok "$name: keys dir 0750 and keys 0640, group nogroup" ||
+		bad "$name: keys dir and file mode/group $perm"
 	for w in "bad name" "'relative': path must be absolute" "'weak': bad protection" \
 	         "malformed authorized_key 'not a key!'" "invalid value 'fast' for 'bwlimit'" \
 	         "has no option name"; do

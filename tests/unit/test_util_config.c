@@ -167,6 +167,14 @@ static void test_errors(void **state)
 		{ "[m] junk\n", "t.conf:1:", "unexpected text" },
 		{ "[m]\npath =\n", "t.conf:2:", "path: empty" },
 		{ "listen =   \n", "t.conf:1:", "listen" },
+		{ "user = no-such-user-xyz\n", "t.conf:1:", "user: no user 'no-such-user-xyz'" },
+		{ "user =\n", "t.conf:1:", "user: empty" },
+		{ "user = 4242424\n", "t.conf:", "user 4242424 has no passwd entry" },
+		{ "group = no-such-group-xyz\n", "t.conf:1:", "group: no group" },
+		{ "[m]\npath=/x\nuid = 4242424\n", "t.conf:1:", "uid 4242424 has no passwd entry" },
+		{ "[m]\npath=/x\ngid = nope-xyz\n", "t.conf:3:", "gid: no group 'nope-xyz'" },
+		{ "user = nobody\n[m]\npath=/x\ngid = 0\n", "t.conf:2:", "need a daemon that stays root" },
+		{ "[m]\npath=/x\nuser = nobody\n", "t.conf:3:", "not allowed in a module" },
 	};
 	struct ferry_config c;
 
@@ -312,6 +320,26 @@ static void test_compress_key(void **state)
 	}
 }
 
+/* user/group and uid/gid: names or numbers, the group defaulting to the
+ * user's primary one, in either order. */
+static void test_ids(void **state)
+{
+	struct ferry_config c;
+
+	(void)state;
+	assert_int_equal(parse("group = 7\nuser = root\n[m]\npath=/x\n[n]\npath=/y\nuid = 0\n"
+			       "[o]\npath=/z\ngid = 12\nuid = 4242424\n", &c), 0);
+	assert_string_equal(c.global.user, "root");
+	assert_int_equal(c.global.uid, 0);
+	assert_int_equal(c.global.gid, 7);
+	assert_false(config_module(&c, "m")->has_uid || config_module(&c, "m")->has_gid);
+	assert_true(config_module(&c, "n")->has_uid && !config_module(&c, "n")->has_gid);
+	assert_int_equal(config_module(&c, "n")->gid, 0);
+	assert_int_equal(config_module(&c, "o")->uid, 4242424);
+	assert_int_equal(config_module(&c, "o")->gid, 12);
+	config_free(&c);
+}
+
 /* The numbers of enum protection in channel/channel.h. */
 static void test_parse_protection(void **state)
 {
@@ -340,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_daemon_limits),
 		cmocka_unit_test(test_parse_protection),
 		cmocka_unit_test(test_compress_key),
+		cmocka_unit_test(test_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
