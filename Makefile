@@ -11,7 +11,7 @@ CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
 
 # Debian packages the build and the tests need (the cross toolchain is
 # installed by scripts/cross/setup-sysroot.sh when the MIPS tests run).
-DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libzstd-dev libssl-dev libcmocka-dev rsync \
+DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libzstd-dev libssl-dev libseccomp-dev libcmocka-dev rsync \
        clang libclang-rt-dev iproute2 procps python3 util-linux acl attr
 
 .PHONY: all deps build test demo check asan clang fuzz cross-mips cross-mips-big cross-musl packaging bench bench-smoke static clean
@@ -22,7 +22,7 @@ deps:
 	@scripts/install-deps.sh $(DEPS)
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_Q)
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TEST_HOOKS=ON $(CMAKE_Q)
 	@cmake --build $(BUILD) -j$(JOBS) $(if $(filter 1,$(V)),,--  --no-print-directory -s)
 
 test: build
@@ -33,14 +33,14 @@ demo: build
 
 # Sanitizers: clang with ASan + UBSan runs the whole suite (unit and e2e).
 asan: deps
-	@CC=clang cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON $(CMAKE_Q)
+	@CC=clang cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON -DFERRY_TEST_HOOKS=ON $(CMAKE_Q)
 	@cmake --build build-asan -j$(JOBS) -- -s
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
 
 # gcc's and clang's -Werror both: the clang build compiles everything, tests included.
 clang: deps
-	@CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_Q)
+	@CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TEST_HOOKS=ON $(CMAKE_Q)
 	@cmake --build build-clang -j$(JOBS) -- -s
 
 # libFuzzer harnesses, each run for FUZZ_SECONDS (a crash fails the target).

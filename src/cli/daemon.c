@@ -367,7 +367,8 @@ static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr
 	 * counts from when the wait starts, which is now. */
 	chan_set_timeout(ch, ms_left(deadline));
 	struct auth_ctx ac = { .fd = status_fd, .ch = ch, .g = &d->cfg.global };
-	struct server_ctx sc = { .cfg = &d->cfg, .peer = peer, .on_auth = on_auth, .ctx = &ac };
+	struct server_ctx sc = { .cfg = &d->cfg, .peer = peer, .on_auth = on_auth, .ctx = &ac,
+				 .sandbox = &d->sandbox };
 	writer_opts_default(&sc.writer);
 	rc = server_session(ch, &sc);
 	if (ac.fd >= 0)
@@ -688,6 +689,10 @@ int daemon_run(struct daemon *d)
 	if (g->user)
 		log_info("running as user %s (uid %u, gid %u)", g->user, (unsigned)g->uid,
 			 (unsigned)g->gid);
+	char sb[200];
+	sandbox_probe(&d->sandbox);
+	sandbox_describe(&d->sandbox, sb, sizeof sb);
+	log_info("%s", sb);
 	install_signals();
 	key_fingerprint(d->host_key.pub, fpr);
 	log_info("listening on %s, %zu module(s), host key %s", shown, d->cfg.n_modules, fpr);

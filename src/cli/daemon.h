@@ -4,6 +4,7 @@
 
 #include "channel/keys.h"
 #include "util/config.h"
+#include "util/sandbox.h"
 
 struct daemon {
 	struct ferry_config cfg;          /* owned; replaced by reload */
@@ -11,6 +12,7 @@ struct daemon {
 	/* Re-reads the configuration into cfg (SIGHUP); on error cfg is unchanged. */
 	int (*reload)(struct daemon *d);
 	void *ctx;
+	struct sandbox_caps sandbox;      /* what sessions get: probed at start */
 };
 
 /* Listens on cfg.global.listen and serves until SIGTERM/SIGINT. */

@@ -20,6 +20,7 @@
 #include "session/zdata.h"
 #include "util/chmod.h"
 #include "util/err.h"
+#include "util/idmap.h"
 #include "util/privdrop.h"
 #include "util/log.h"
 
@@ -195,6 +196,25 @@ static uint32_t compress_flags(const struct module_cfg *mod, const struct m_requ
 	return ACC_COMPRESS | (mod->compress == CFG_COMPRESS_AUTO ? ACC_COMPRESS_AUTO : 0);
 }
 
+/* From here on the session reaches only its module (read-only unless it
+ * receives): what it needs from outside is read first. */
+static int confine(const struct server_ctx *sc, const struct m_request *rq, const struct jail *j,
+		   const struct module_cfg *mod)
+{
+	int rc;
+
+	(void)mod;
+	if ((rq->flags & (REQ_OWNER | REQ_GROUP)) && !(rq->flags & REQ_NUMERIC_IDS) &&
+	    (rc = idmap_freeze()) < 0)
+		return err_set(rc, "cannot read the user and group databases");
+	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, rq->op == OP_PUSH)) < 0)
+		return rc;
+#ifdef FERRY_TEST_HOOKS
+	sandbox_test_escape(getenv("FERRY_TEST_ESCAPE"), j->root_fd);
+#endif
+	return 0;
+}
+
 int server_session(struct channel *ch, const struct server_ctx *sc)
 {
 	struct conn c = { .ch = ch };
@@ -235,6 +255,10 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		log_err("module '%s': %s", mod->name, err_msg());
 		rc = refuse(&c, REF_INTERNAL, "module '%s': its exclude list cannot be read",
 			    mod->name);
+	}
+	if (rc == 0 && sc->sandbox && confine(sc, &m->u.request, &j, mod) < 0) {
+		log_err("module '%s': %s", mod->name, err_msg());
+		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
 	}
 	if (rc == 0 && (m->u.request.flags & REQ_FILTER) && (xrc = xfilter_recv(&c, &xf)) < 0) {
 		log_warn("%s", err_msg());

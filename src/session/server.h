@@ -9,6 +9,7 @@
 #include "channel/channel.h"
 #include "fs/afile.h"
 #include "util/config.h"
+#include "util/sandbox.h"
 
 struct server_ctx {
 	const struct ferry_config *cfg;
@@ -18,6 +19,8 @@ struct server_ctx {
 	 * daemon counts unauthenticated connections and failing addresses). */
 	void (*on_auth)(void *ctx, int ok);
 	void *ctx;
+	/* The daemon's: confine the session once its module is open (NULL: not). */
+	const struct sandbox_caps *sandbox;
 };
 
 /* 0 when the session ran (file errors included), 1 when the request was

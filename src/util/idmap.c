@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/idmap.h"
 
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto/msg.h"
@@ -15,6 +17,65 @@ struct slot { int used, known; uint32_t id; char name[XMETA_MAX_IDNAME + 1]; };
 static struct slot by_id[2][SLOTS], by_name[2][SLOTS];
 static unsigned next_id[2], next_name[2];
 
+/* After idmap_freeze: the databases as they were, and nothing else. */
+struct ent { uint32_t id; char name[XMETA_MAX_IDNAME + 1]; };
+static struct ent *snap[2];
+static size_t nsnap[2];
+static int frozen;
+
+static int snap_add(int grp, uint32_t id, const char *name)
+{
+	static size_t cap[2];
+
+	if (strlen(name) > XMETA_MAX_IDNAME || nsnap[grp] >= IDMAP_FREEZE_MAX)
+		return 0;
+	if (nsnap[grp] == cap[grp]) {
+		size_t nc = cap[grp] ? cap[grp] * 2 : 32;
+		struct ent *n = realloc(snap[grp], nc * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		snap[grp] = n;
+		cap[grp] = nc;
+	}
+	snap[grp][nsnap[grp]].id = id;
+	snprintf(snap[grp][nsnap[grp]++].name, XMETA_MAX_IDNAME + 1, "%s", name);
+	return 0;
+}
+
+int idmap_freeze(void)
+{
+	int rc = 0;
+
+	if (frozen)
+		return 0;
+	setpwent();
+	for (struct passwd *p; rc == 0 && (p = getpwent());)
+		rc = snap_add(0, p->pw_uid, p->pw_name);
+	endpwent();
+	setgrent();
+	for (struct group *g; rc == 0 && (g = getgrent());)
+		rc = snap_add(1, g->gr_gid, g->gr_name);
+	endgrent();
+	frozen = 1;
+	return rc;
+}
+
+static const char *snap_name(int grp, uint32_t id)
+{
+	for (size_t i = 0; i < nsnap[grp]; i++)
+		if (snap[grp][i].id == id)
+			return snap[grp][i].name;
+	return NULL;
+}
+
+static int snap_id(int grp, const char *name, uint32_t *id)
+{
+	for (size_t i = 0; i < nsnap[grp]; i++)
+		if (!strcmp(snap[grp][i].name, name))
+			return *id = snap[grp][i].id, 1;
+	return 0;
+}
+
 /* The database's answer, or known = 0. A name longer than XMETA allows is
  * not sent (the receiver then uses the id). */
 static void look_id(int grp, uint32_t id, struct slot *s)
@@ -22,7 +83,9 @@ static void look_id(int grp, uint32_t id, struct slot *s)
 	char buf[4096];
 	const char *name = NULL;
 
-	if (grp) {
+	if (frozen) {
+		name = snap_name(grp, id);
+	} else if (grp) {
 		struct group g, *res = NULL;
 		if (getgrgid_r((gid_t)id, &g, buf, sizeof buf, &res) == 0 && res)
 			name = res->gr_name;
@@ -41,7 +104,9 @@ static void look_name(int grp, const char *name, struct slot *s)
 	char buf[4096];
 
 	s->known = 0;
-	if (grp) {
+	if (frozen) {
+		s->known = snap_id(grp, name, &s->id);
+	} else if (grp) {
 		struct group g, *res = NULL;
 		if (getgrnam_r(name, &g, buf, sizeof buf, &res) == 0 && res)
 			s->id = res->gr_gid, s->known = 1;

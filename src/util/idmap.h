@@ -15,4 +15,10 @@ const char *idmap_group_name(uint32_t gid);
 uint32_t idmap_uid(const char *name, uint32_t id);
 uint32_t idmap_gid(const char *name, uint32_t id);
 
+/* Reads both databases whole (at most IDMAP_FREEZE_MAX entries each) and
+ * answers from that copy from now on: a sandboxed session can open neither
+ * /etc/passwd nor an NSS service. Names past the limit map as numbers. */
+#define IDMAP_FREEZE_MAX 4096
+int idmap_freeze(void);
+
 #endif

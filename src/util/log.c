@@ -25,7 +25,7 @@ void log_init(const char *prog, int level, int use_syslog)
 	cur_level = level;
 	to_syslog = use_syslog;
 	if (use_syslog)
-		openlog(prog, LOG_PID, LOG_DAEMON);
+		openlog(prog, LOG_PID | LOG_NDELAY, LOG_DAEMON);   /* connected before any sandbox */
 }
 
 void log_set_prefix(const char *p)

@@ -27,6 +27,12 @@ cleanup() {
     echo "--- server log (last 30 lines) ---" >&2
     tail -n 30 "$T/server.log" >&2
   fi
+  # FERRY_KEEP_LOGS=DIR keeps every test's server log (e.g. to look for
+  # sessions the sandbox ended: "sandbox: system call N")
+  if [ -n "${FERRY_KEEP_LOGS:-}" ] && [ -f "$T/server.log" ]; then
+    mkdir -p "$FERRY_KEEP_LOGS"
+    cat "$T/server.old.log" "$T/server.log" > "$FERRY_KEEP_LOGS/$(basename "$0" .sh).$$.log" 2> /dev/null || true
+  fi
   rm -rf "$T"
   exit $rc
 }
@@ -63,6 +69,7 @@ write_config() {
 # waits until it listens; sets SERVER_PID and PORT.
 start_server() {
   [ -f "$T/ferry.conf" ] || write_config
+  [ -f "$T/server.log" ] && cat "$T/server.log" >> "$T/server.old.log"
   : > "$T/server.log"   # a restart must not read the old server's port
   # shellcheck disable=SC2086
   FERRY_HOME=$T/serverhome $FERRY_SERVER serve --config "$T/ferry.conf" -v "$@" \
