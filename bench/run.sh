@@ -41,7 +41,10 @@
 #   W6      (issue 12) bench/w6.sh: a million empty files in 10,000 directories pushed
 #           fresh, again unchanged and with --delete, and 200,000 files in one directory,
 #           ferry against the rsync daemon: wall and peak RSS (W6_* knobs: bench/w6.sh)
-#   SECTIONS [lo i11 resume slow w5 w7 w6 router]: what runs; "issue11" = i11 resume w5 w7
+#   LOAD    (issue 15) bench/load.sh: 64 clients at once, the 65th refused busy, 1,000
+#           sessions in a row (daemon RSS and fds flat), 400 stalled connections, a 1 byte/s
+#           client cut at the I/O timeout (LOAD_* knobs: bench/load.sh)
+#   SECTIONS [lo i11 resume slow w5 w7 w6 load router]: what runs; "issue11" = i11 resume w5 w7
 #     router with W5_DIRS="W3push W3pull", W5_TOOLS="ferry-enc rsyncd" and only the W3
 #     instruction counts (the issue-11 sections alone)
 #   ROUNDS [3]  W1_MB [1024]  W2_FILES [10000]  W2_DIRS [100]  IPERF_SECS [5]
@@ -93,16 +96,16 @@ fi
 ISSUE11=${FB_ISSUE11:-0}
 case " ${SECTIONS:-} " in *" issue11 "*) ISSUE11=1 ;; esac
 export FB_ISSUE11=$ISSUE11
-SECTIONS=${SECTIONS:-"lo i11 resume slow w5 w7 w6 router"}
+SECTIONS=${SECTIONS:-"lo i11 resume slow w5 w7 w6 load router"}
 SECTIONS=${SECTIONS//issue11/i11 resume w5 w7 router}
-for pair in LO:lo SLOW:slow W5:w5 W7:w7 W6:w6 ROUTER:router; do
+for pair in LO:lo SLOW:slow W5:w5 W7:w7 W6:w6 LOAD:load ROUTER:router; do
   v=${pair%%:*}
   [ "${!v:-1}" = 0 ] && SECTIONS=" $SECTIONS " && SECTIONS=${SECTIONS// ${pair#*:} / }
 done
 [ "$SMOKE" = 1 ] && SECTIONS=" $SECTIONS " && SECTIONS=${SECTIONS// router / }   # smoke: no cross build
 read -ra _secs <<< "$SECTIONS"; SECTIONS="${_secs[*]}"
 for sec in $SECTIONS; do
-  case $sec in lo|i11|resume|slow|w5|w7|w6|router) ;; *) echo "unknown section $sec (SECTIONS)" >&2; exit 2 ;; esac
+  case $sec in lo|i11|resume|slow|w5|w7|w6|load|router) ;; *) echo "unknown section $sec (SECTIONS)" >&2; exit 2 ;; esac
 done
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }   # has LIST WORD
 sec_on() { has "$SECTIONS" "$1"; }
@@ -863,6 +866,19 @@ if sec_on w6 && [ "$NO_FERRY" != 1 ]; then
     log "W6 failed (see $OUTDIR/w6.log)"; W6_FAILED=1
   fi
 fi
+# ---------------------------------------------------------------- load (issue 15)
+LOAD_FAILED=0
+if sec_on load && [ "$NO_FERRY" != 1 ]; then
+  if [ "$SMOKE" = 1 ]; then
+    export LOAD_CLIENTS=${LOAD_CLIENTS:-16} LOAD_SEQ=${LOAD_SEQ:-100} LOAD_STALL=${LOAD_STALL:-20}
+  fi
+  log "load (bench/load.sh)"
+  if FERRY=$FERRY "$BENCH/load.sh" > "$OUTDIR/load.md" 2> "$OUTDIR/load.log"; then
+    log "load done"
+  else
+    log "load failed (see $OUTDIR/load.log and load.md)"; LOAD_FAILED=1
+  fi
+fi
 
 for c in "${CG_DIRS[@]}"; do
   [ -f "$c/cpu.stat" ] && { echo "$c cpu.stat:"; sed 's/^/  /' "$c/cpu.stat"; } >> "$OUTDIR/env.txt"
@@ -881,6 +897,8 @@ if [ -n "${FB_INSNS:-}" ] && [ -s "$FB_INSNS" ]; then
 fi
 if [ -s "$OUTDIR/w6.md" ]; then { echo; cat "$OUTDIR/w6.md"; } >> "$OUTDIR/summary.md"; fi
 [ "$W6_FAILED" = 1 ] && status=1
+if [ -s "$OUTDIR/load.md" ]; then { echo; cat "$OUTDIR/load.md"; } >> "$OUTDIR/summary.md"; fi
+[ "$LOAD_FAILED" = 1 ] && status=1
 cat "$OUTDIR/summary.md"
 log "done in $((SECONDS - START)) s -> $OUTDIR"
 [ -n "$SKIPPED" ] && log "SKIPPED sections:$SKIPPED"

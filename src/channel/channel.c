@@ -206,7 +206,7 @@ static uint64_t mono_ns(void)
 
 /* Seals the control record being filled, if any: before data records,
  * before a flush, and when the next message does not fit. */
-static int batch_seal(struct channel *c)
+int chan_batch_seal(struct channel *c)
 {
 	size_t reclen;
 	int rc;
@@ -227,7 +227,7 @@ int chan_flush(struct channel *c)
 	short rev;
 	int rc;
 
-	if ((rc = batch_seal(c)) < 0)
+	if ((rc = chan_batch_seal(c)) < 0)
 		return rc;
 	while (c->out_off < c->out_len) {
 		ssize_t n = io_send(c->fd, c->out + c->out_off, c->out_len - c->out_off);
@@ -354,7 +354,7 @@ int chan_send(struct channel *c, const void *msg, size_t len)
 
 	if (len > CHAN_MAX_CTRL)
 		return err_set(-EMSGSIZE, "channel: message of %zu bytes is too large", len);
-	if (c->batch_open && c->batch_len + 2 + len > CHAN_BATCH && (rc = batch_seal(c)) < 0)
+	if (c->batch_open && c->batch_len + 2 + len > CHAN_BATCH && (rc = chan_batch_seal(c)) < 0)
 		return rc;
 	if (!c->batch_open) {
 		if ((rc = out_reserve(c)) < 0)
@@ -400,7 +400,7 @@ int chan_recv(struct channel *c, const uint8_t **msg, size_t *len)
 
 uint8_t *chan_data_buf(struct channel *c, size_t *cap)
 {
-	if (batch_seal(c) < 0 || out_reserve(c) < 0)
+	if (chan_batch_seal(c) < 0 || out_reserve(c) < 0)
 		return NULL;
 	*cap = CHAN_MAX_PLAIN;
 	/* Raw data has no length prefix; records leave 2 bytes for it. */

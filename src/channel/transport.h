@@ -54,6 +54,10 @@ struct channel {
 int chan_new(int fd, enum cipher_id cipher, struct noise_cs *tx, struct noise_cs *rx,
 	     const uint8_t hash[NOISE_HASHLEN], struct channel **out);
 
+/* Seals the control messages queued so far into their record (chan_flush
+ * and data do it; the test tools that drip a record byte by byte call it). */
+int chan_batch_seal(struct channel *c);
+
 /* Record codec. rec_seal: the plaintext is at rec+2 (n bytes, room for the
  * tag after it); writes the length prefix and tag, *reclen = wire size.
  * rec_open: looks at buf[0..avail): 0 when more bytes are needed (*used =

@@ -2,7 +2,7 @@
 /* ferry-hold: holds connections to a daemon on 127.0.0.1 the way a slot
  * squatter would, for the e2e tests of the daemon's deadlines and caps.
  *
- *   ferry-hold MODE PORT N SECONDS [--every S] [--key FILE] [--module NAME]
+ *   ferry-hold MODE PORT N SECONDS [--every S] [--key FILE] [--module NAME] [--spread 1]
  *
  * opens N connections one after the other, then holds them for SECONDS.
  * MODE:
@@ -13,6 +13,8 @@
  *   authdrip  completes the handshake with --key (an authorized key), sends a
  *             whole REQUEST (push to --module, default "m"), and after its
  *             ACCEPT sends a sealed DIR_BEGIN record one byte every S seconds
+ * --spread 1 gives connection i its own source address, 127.1.(i / 250).(i % 250 + 1),
+ * as squatters from many machines would (past the daemon's per-address cap).
  * S defaults to 1. The records dripped are a few hundred bytes, so they take
  * minutes to complete: the daemon has to cut them.
  * Output, one line per event (seconds since that connection's connect):
@@ -43,7 +45,7 @@
 #include "proto/msg.h"
 #include "util/err.h"
 
-#define MAX_CONNS 64
+#define MAX_CONNS 256
 #define OPENING "FERRY/1 Noise_XX_25519_ChaChaPoly_BLAKE2b\n"
 
 enum mode { M_SILENT, M_LINE, M_DRIP, M_AUTHDRIP };
@@ -62,6 +64,7 @@ struct opts {
 	int port, n;
 	double seconds, every;
 	const char *key, *module;
+	int spread;
 };
 
 static double now_s(void)
@@ -84,15 +87,22 @@ static void say(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static int dial(int port)
+static int dial(int port, int i, int spread)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in from = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = htonl(0x7f010000u | (uint32_t)(i / 250) << 8 |
+							     (uint32_t)(i % 250 + 1)) };
 	int one = 1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
+	if (spread && bind(fd, (struct sockaddr *)&from, sizeof from) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		close(fd);
 		return -1;
@@ -125,7 +135,7 @@ static int seal(struct channel *ch, const struct msg *m, struct hold *h)
 	static uint8_t buf[MSG_MAX_ENCODED];
 	int n = msg_encode(m, buf, sizeof buf);
 
-	if (n < 0 || chan_send(ch, buf, (size_t)n) < 0)
+	if (n < 0 || chan_send(ch, buf, (size_t)n) < 0 || chan_batch_seal(ch) < 0)
 		return -1;
 	h->drip_len = ch->out_len - ch->out_off;
 	if (!(h->drip = malloc(h->drip_len)))
@@ -221,7 +231,7 @@ static int setup_one(struct hold *h, int i, const struct opts *o)
 {
 	char line[512];
 
-	h->fd = dial(o->port);
+	h->fd = dial(o->port, i, o->spread);
 	h->t0 = now_s();
 	if (h->fd < 0) {
 		say("FAILED %d connect: %s", i, strerror(errno));
@@ -330,6 +340,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->key = argv[i + 1];
 		else if (!strcmp(argv[i], "--module"))
 			o->module = argv[i + 1];
+		else if (!strcmp(argv[i], "--spread"))
+			o->spread = atoi(argv[i + 1]);
 		else
 			return -1;
 	}
@@ -347,7 +359,7 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &o) < 0) {
 		fprintf(stderr, "usage: ferry-hold silent|line|drip|authdrip PORT N SECONDS "
-				"[--every S] [--key FILE] [--module NAME]\n");
+				"[--every S] [--key FILE] [--module NAME] [--spread 1]\n");
 		return 2;
 	}
 	for (int i = 0; i < o.n; i++) {
