@@ -177,6 +177,32 @@ static int push_behind(struct afile *f, off_t end)
 	return 0;
 }
 
+#ifdef FERRY_TEST_HOOKS
+/* Test builds only (tests/e2e/test_faults.sh): FERRY_TEST_EIO_AFTER=N makes
+ * every write of this process fail with EIO once N bytes were written, as a
+ * disk that starts failing would (no device-mapper in the test machines). */
+static ssize_t test_write(int fd, const void *p, size_t n)
+{
+	static long long left = -2;
+
+	if (left == -2) {
+		const char *e = getenv("FERRY_TEST_EIO_AFTER");
+		left = e ? atoll(e) : -1;
+	}
+	if (left < 0)
+		return write(fd, p, n);
+	if ((long long)n > left)
+		n = (size_t)left;
+	if (n == 0) {
+		errno = EIO;
+		return -1;
+	}
+	left -= (long long)n;
+	return write(fd, p, n);
+}
+#define write test_write
+#endif
+
 static int write_all(struct afile *f, const uint8_t *p, size_t n)
 {
 	char q[FS_QUOTE_BUF];
@@ -193,6 +219,10 @@ static int write_all(struct afile *f, const uint8_t *p, size_t n)
 	}
 	return 0;
 }
+
+#ifdef FERRY_TEST_HOOKS
+#undef write
+#endif
 
 static int flush_buf(struct afile *f)
 {
