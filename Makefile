@@ -12,7 +12,7 @@ CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
 # Debian packages the build and the tests need (the cross toolchain is
 # installed by scripts/cross/setup-sysroot.sh when the MIPS tests run).
 DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libzstd-dev libssl-dev libseccomp-dev libcmocka-dev rsync \
-       clang libclang-rt-dev iproute2 procps python3 util-linux acl attr
+       clang libclang-rt-dev iproute2 procps python3 util-linux acl attr faketime
 
 .PHONY: all deps build test demo check asan clang fuzz cross-mips cross-mips-big cross-musl packaging bench bench-smoke static clean faults
 
@@ -35,7 +35,7 @@ demo: build
 asan: deps
 	@CC=clang cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON -DFERRY_TEST_HOOKS=ON $(CMAKE_Q)
 	@cmake --build build-asan -j$(JOBS) -- -s
-	@cd build-asan && FAULT_RUNS=6 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	@cd build-asan && FAULT_RUNS=7 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
 
 # gcc's and clang's -Werror both: the clang build compiles everything, tests included.
@@ -113,8 +113,9 @@ bench: build
 	@bench/run.sh
 
 # The fault campaign (issue 15): FAULT_RUNS runs of one fault each (kill -9 of
-# the client, the session or the daemon, the link cut, ENOSPC, EIO) at a random
-# point of a push or pull; make check runs 12 of them. About 8 minutes; root.
+# the client, the session or the daemon, the link cut, ENOSPC, EIO, the clock
+# stepped) at a random
+# point of a push or pull; make check runs 14 of them. About 8 minutes; root.
 FAULT_RUNS ?= 100
 .PHONY: faults
 faults: build

@@ -11,28 +11,33 @@
 #   eio           the receiver's disk starts failing with EIO after a random
 #                 number of bytes (a test-build hook, FERRY_TEST_EIO_AFTER:
 #                 these machines have no device-mapper for dm-error)
+#   clock-step    the daemon's wall clock stepped by two days, forward or back
+#                 (libfaketime, rereading a file that the module's "exclude"
+#                 keeps out of every transfer; monotonic time is untouched, as
+#                 in a real step)
 # After each: every file is byte for byte its old or its new version, never
 # mixed; no temporary lies outside the documented partial area
 # (.ferry-part.NAME); the daemon serves the next client within 2 s; the
 # client's exit code and message name the cause; and the same transfer run
 # again without a fault completes and leaves exactly the new tree.
-# Not injected: a stepped clock (it would step this shared machine's clock).
 #
-#   FAULT_RUNS=100 (make faults, about 8 minutes); make check runs 12 (two of
-#   each kind; 6 in the sanitizer build). FAULT_SEED picks the sequence
+#   FAULT_RUNS=100 (make faults, about 8 minutes); make check runs 14 (two of
+#   each kind; 7 in the sanitizer build). FAULT_SEED picks the sequence
 #   (printed; rerun with it). kill-daemon never interrupts a transfer: the
 #   sessions are processes of their own and finish; what it tests is that
 #   nothing is lost and a new daemon serves at once.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || fail "needs root: a network namespace, a tmpfs mount"
-RUNS=${FAULT_RUNS:-12}
+RUNS=${FAULT_RUNS:-14}
 SEED=${FAULT_SEED:-$RANDOM}
 RANDOM=$SEED
 IO=3
 NS=ferryfault$$
 A=10.251.$((SEED % 200)).1 B=10.251.$((SEED % 200)).2
-KINDS=(kill-client kill-session kill-daemon link-cut enospc eio)
+KINDS=(kill-client kill-session kill-daemon link-cut enospc eio clock-step)
+FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 2> /dev/null | head -n1)
+[ -n "$FAKETIME_LIB" ] || fail "libfaketime is needed for clock-step (make deps installs faketime)"
 declare -A RAN OK MID
 chmod 755 "$T"
 echo "faults: $RUNS runs, FAULT_SEED=$SEED"
@@ -68,8 +73,15 @@ done
 
 # pulls come from the same tree through modules that pace the sender (a
 # client's --bwlimit paces what it sends, not what it receives)
-write_config "[small]" "path = $T/small" "protection = none" \
-  "[pw]" "path = $T/mod" "bwlimit = 4M" "[pd]" "path = $T/mod" "bwlimit = 512K"
+write_config "exclude = /.faketime" "[small]" "path = $T/small" "protection = none" \
+  "[pw]" "path = $T/mod" "bwlimit = 4M" "exclude = /.faketime" \
+  "[pd]" "path = $T/mod" "bwlimit = 512K" "exclude = /.faketime"
+echo "+2d" > "$T/mod/.faketime"
+# the mechanism works here: a process under it sees the step when the file says so
+skew=$(( $(LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$T/mod/.faketime" FAKETIME_NO_CACHE=1 \
+  date +%s) - $(date +%s) ))
+[ "$skew" -ge 172700 ] && [ "$skew" -le 172900 ] || fail "libfaketime did not step the clock ($skew s)"
+echo "+0" > "$T/mod/.faketime"
 sed -i "s/^listen = .*/listen = $B:0/; /^\[global\]$/a timeout = $IO" "$T/ferry.conf"
 # start_ns [ENV=VALUE...]: the daemon in the namespace (PORT from its log)
 start_ns() {
@@ -93,7 +105,8 @@ start_ns
 # check_tree DIR WHY: every file is its old or its new version
 check_tree() {
   local dir=$1 why=$2 f got
-  (cd "$dir" && find . -type f ! -name '.ferry-part.*' ! -name .fill -exec sha256sum {} + | sort -k2) > "$T/got.sums"
+  (cd "$dir" && find . -type f ! -name '.ferry-part.*' ! -name .fill ! -name .faketime -exec sha256sum {} + |
+    sort -k2) > "$T/got.sums"
   while read -r got f; do
     grep -qx "$got  $f" "$T/old.sums" || grep -qx "$got  $f" "$T/new.sums" ||
       fail "$why: $f is neither its old nor its new version"
@@ -143,6 +156,13 @@ for run in $(seq 1 "$RUNS"); do
     dst=$T/dest src=
   fi
   [ "$kind" = eio ] && start_ns FERRY_TEST_EIO_AFTER=$((RANDOM * 64))
+  if [ "$kind" = clock-step ]; then
+    echo "+0" > "$T/mod/.faketime"
+    start_ns LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$T/mod/.faketime" \
+      FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1
+    step=+2d; [ $((RANDOM % 2)) = 0 ] && step=-2d
+    why="$why, $step"
+  fi
   cenv=()
   [ "$kind" = eio ] && [ "$dir" = pull ] && cenv=(FERRY_TEST_EIO_AFTER=$((RANDOM * 64)))
   if [ "$dir" = push ]; then
@@ -162,6 +182,7 @@ for run in $(seq 1 "$RUNS"); do
     kill-session) pkill -KILL -P "$SERVER_PID" 2> /dev/null || true ;;
     kill-daemon) kill -KILL "$SERVER_PID" 2> /dev/null || true ;;
     link-cut) ip link set "vf$$" down; sleep $((IO + 2)); ip link set "vf$$" up ;;
+    clock-step) echo "$step" > "$T/mod/.faketime" ;;
   esac
   rc=0; wait "$CPID" || rc=$?
   RAN[$kind]=$((${RAN[$kind]:-0} + 1))
@@ -179,6 +200,7 @@ for run in $(seq 1 "$RUNS"); do
         { [ "$rc" = 30 ] && grep -qi "timeout\|timed out" "$T/run.err"; } || { [ "$rc" = 10 ] && grep -qi "connection" "$T/run.err"; } ||
           want="30 and 'timeout', or 10 and 'connection'"
       fi ;;
+    clock-step) [ "$rc" = 0 ] || want="0: a stepped clock is no reason to fail" ;;
     enospc) { [ "$rc" = 23 ] && grep -qi "no space left" "$T/run.err"; } || want="23 and 'No space left'" ;;
     eio)
       if [ "$rc" != 0 ]; then
@@ -193,6 +215,9 @@ for run in $(seq 1 "$RUNS"); do
   fi
   [ "$kind" = kill-daemon ] && { wait "$SERVER_PID" 2> /dev/null || true; SERVER_PID=; start_ns; }
   [ "$kind" = eio ] && start_ns
+  if [ "$kind" = clock-step ]; then
+    start_ns; echo "+0" > "$T/mod/.faketime"
+  fi
   [ "$kind" = kill-daemon ] && sleep 0.5   # orphaned sessions end by their I/O timeout or finish
   check_tree "$dst" "$why"
   serves_soon "$why"
@@ -205,7 +230,7 @@ for run in $(seq 1 "$RUNS"); do
     ferry_c pull "${flags[@]}" "$(nurl m/)" "$dst" > /dev/null 2> "$T/re.err" ||
       { cat "$T/re.err" >&2; fail "$why: the rerun failed"; }
   fi
-  (cd "$dst" && find . -type f -exec sha256sum {} + | sort -k2) > "$T/after.sums"
+  (cd "$dst" && find . -type f ! -name .faketime -exec sha256sum {} + | sort -k2) > "$T/after.sums"
   cmp -s "$T/after.sums" "$T/new.sums" || { diff "$T/new.sums" "$T/after.sums" >&2; fail "$why: after the rerun the tree is not the new one"; }
   OK[$kind]=$((${OK[$kind]:-0} + 1))
   [ "$rc" != 0 ] && MID[$kind]=$((${MID[$kind]:-0} + 1))
