@@ -115,7 +115,7 @@ bench: build
 # The fault campaign (issue 15): FAULT_RUNS runs of one fault each (kill -9 of
 # the client, the session or the daemon, the link cut, ENOSPC, EIO, the clock
 # stepped) at a random point of a push or pull; make check runs 14 of them.
-# About 13 minutes; root.
+# About 8 minutes; root.
 FAULT_RUNS ?= 100
 .PHONY: faults
 faults: build
