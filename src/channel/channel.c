@@ -215,7 +215,7 @@ int chan_batch_seal(struct channel *c)
 		return 0;
 	c->batch_open = 0;
 	if ((rc = rec_seal(&c->tx, PROT_ENCRYPT, c->out + c->batch_at, c->batch_len, &reclen)) < 0)
-		return rc;
+		return c->error = rc;   /* its messages are lost: nothing may follow */
 	c->out_len = c->batch_at + reclen;
 	c->st.records_out++;
 	return count_msg(c, &c->tx);
@@ -389,6 +389,8 @@ int chan_recv(struct channel *c, const uint8_t **msg, size_t *len)
 	size_t n;
 	int rc;
 
+	if (c->error)
+		return err_set(c->error, "channel: unusable after an earlier error");
 	if (c->sub_left)
 		return sub_next(c, msg, len);
 	if ((rc = next_record(c, PROT_ENCRYPT, &p, &n)) < 0)
@@ -412,7 +414,7 @@ int chan_data_commit(struct channel *c, size_t n)
 	size_t reclen;
 	int rc;
 
-	if (n > CHAN_MAX_PLAIN || CHAN_OUTBUF - c->out_len < CHAN_REC_MAX)
+	if (n > CHAN_MAX_PLAIN || CHAN_OUTBUF - c->out_len < CHAN_REC_MAX || c->batch_open)
 		return err_set(-EINVAL, "channel: chan_data_commit without a matching chan_data_buf");
 	if (n == 0)
 		return 0;

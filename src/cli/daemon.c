@@ -689,7 +689,7 @@ int daemon_run(struct daemon *d)
 	if (g->user)
 		log_info("running as user %s (uid %u, gid %u)", g->user, (unsigned)g->uid,
 			 (unsigned)g->gid);
-	char sb[200];
+	char sb[320];
 	sandbox_probe(&d->sandbox);
 	sandbox_describe(&d->sandbox, sb, sizeof sb);
 	log_info("%s", sb);

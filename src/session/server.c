@@ -203,11 +203,12 @@ static int confine(const struct server_ctx *sc, const struct m_request *rq, cons
 {
 	int rc;
 
-	(void)mod;
 	if ((rq->flags & (REQ_OWNER | REQ_GROUP)) && !(rq->flags & REQ_NUMERIC_IDS) &&
 	    (rc = idmap_freeze()) < 0)
 		return err_set(rc, "cannot read the user and group databases");
-	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, rq->op == OP_PUSH)) < 0)
+	int devices = rq->op == OP_PUSH && (rq->flags & REQ_DEVICES) && geteuid() == 0 &&
+		      !mod->fake_super;
+	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, rq->op == OP_PUSH, devices)) < 0)
 		return rc;
 #ifdef FERRY_TEST_HOOKS
 	sandbox_test_escape(getenv("FERRY_TEST_ESCAPE"), j->root_fd);

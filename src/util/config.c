@@ -600,11 +600,17 @@ static int check_ids(const struct pstate *p)
 {
 	const struct ferry_config *c = p->c;
 
+	if (!c->global.user && (p->global_seen & (1u << K_GROUP)))
+		return err_set(-EINVAL, "%s: \"group\" without \"user\": the daemon would stay root",
+			       p->file);
 	if (c->global.user && c->global.gid == (gid_t)-1)
 		return err_set(-EINVAL, "%s: user %s has no passwd entry: name its group with \"group =\"",
 			       p->file, c->global.user);
 	for (size_t i = 0; i < c->n_modules; i++) {
 		const struct module_cfg *m = &c->modules[i];
+		if (m->has_gid && !m->has_uid)
+			return err_set(-EINVAL, "%s:%d: module '%s': gid without uid: the session would "
+				       "stay root", p->file, m->line, m->name);
 		if (m->has_uid && m->gid == (gid_t)-1)
 			return err_set(-EINVAL, "%s:%d: module '%s': uid %u has no passwd entry: set gid too",
 				       p->file, m->line, m->name, (unsigned)m->uid);

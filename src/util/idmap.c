@@ -49,11 +49,11 @@ int idmap_freeze(void)
 	if (frozen)
 		return 0;
 	setpwent();
-	for (struct passwd *p; rc == 0 && (p = getpwent());)
+	for (struct passwd *p; rc == 0 && nsnap[0] < IDMAP_FREEZE_MAX && (p = getpwent());)
 		rc = snap_add(0, p->pw_uid, p->pw_name);
 	endpwent();
 	setgrent();
-	for (struct group *g; rc == 0 && (g = getgrent());)
+	for (struct group *g; rc == 0 && nsnap[1] < IDMAP_FREEZE_MAX && (g = getgrent());)
 		rc = snap_add(1, g->gr_gid, g->gr_name);
 	endgrent();
 	frozen = 1;

@@ -17,7 +17,9 @@ uint32_t idmap_gid(const char *name, uint32_t id);
 
 /* Reads both databases whole (at most IDMAP_FREEZE_MAX entries each) and
  * answers from that copy from now on: a sandboxed session can open neither
- * /etc/passwd nor an NSS service. Names past the limit map as numbers. */
+ * /etc/passwd nor an NSS service. A name not in the copy (past the limit, or
+ * from a directory service that does not list its users) maps as its number,
+ * as rsync's does for a name it cannot find. */
 #define IDMAP_FREEZE_MAX 4096
 int idmap_freeze(void);
 

@@ -7,6 +7,8 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,11 +69,12 @@ void sandbox_probe(struct sandbox_caps *c)
 
 void sandbox_describe(const struct sandbox_caps *c, char *out, unsigned cap)
 {
-	char ll[96];
+	char ll[160];
 
 	if (c->landlock_abi)
-		snprintf(ll, sizeof ll, "Landlock ABI %d (the module's tree only%s)", c->landlock_abi,
-			 c->landlock_abi >= 4 ? ", no TCP connect or bind" : "");
+		snprintf(ll, sizeof ll, "Landlock ABI %d (the module's tree only%s%s)", c->landlock_abi,
+			 c->landlock_abi >= 4 ? ", no TCP connect or bind" : "",
+			 c->landlock_abi == 1 ? "; not for pushes: ABI 1 refuses renames across directories" : "");
 	else
 		snprintf(ll, sizeof ll, "no Landlock (this kernel has none)");
 	snprintf(out, cap, "sandbox per session: no new privileges, %s, %s", ll,
@@ -97,7 +100,10 @@ static uint64_t fs_rights(int abi)
 	return r;
 }
 
-static int landlock(int abi, int module_fd, int writable)
+#define LL_FS_MAKE_CHAR (1ull << 6)
+#define LL_FS_MAKE_BLOCK (1ull << 11)
+
+static int landlock(int abi, int module_fd, int writable, int devices)
 {
 #ifdef SYS_landlock_create_ruleset
 	struct ll_ruleset_attr a = { .handled_fs = fs_rights(abi) };
@@ -109,6 +115,8 @@ static int landlock(int abi, int module_fd, int writable)
 	if (abi >= 6)
 		a.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
 	pb.allowed = writable ? a.handled_fs & ~LL_FS_EXECUTE : LL_FS_READ_FILE | LL_FS_READ_DIR;
+	if (!devices)
+		pb.allowed &= ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK);
 	if ((rs = (int)ll_create(&a, sizeof a, 0)) < 0)
 		return err_sys(-errno, "sandbox: landlock_create_ruleset");
 	if (syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
@@ -121,6 +129,7 @@ static int landlock(int abi, int module_fd, int writable)
 	(void)abi;
 	(void)module_fd;
 	(void)writable;
+	(void)devices;
 	return 0;
 #endif
 }
@@ -132,9 +141,9 @@ static const char *const allowed[] = {
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev",
 	"lseek", "_llseek", "close", "open", "openat", "openat2", "fstat", "fstat64", "stat",
 	"stat64", "lstat", "lstat64", "newfstatat", "fstatat64", "statx", "fstatfs", "fstatfs64",
-	"statfs", "statfs64", "getdents", "getdents64", "fcntl", "fcntl64", "dup", "dup2", "dup3",
+	"statfs", "statfs64", "getdents", "getdents64", "dup", "dup2", "dup3",
 	"mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2",
-	"link", "linkat", "symlink", "symlinkat", "readlink", "readlinkat", "mknod", "mknodat",
+	"link", "linkat", "symlink", "symlinkat", "readlink", "readlinkat",
 	"chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown",
 	"chown32", "fchown32", "lchown32", "utimensat", "utimensat_time64", "futimesat",
 	"setxattr", "lsetxattr", "fsetxattr", "getxattr", "lgetxattr", "fgetxattr",
@@ -151,7 +160,7 @@ static const char *const allowed[] = {
 	"clock_nanosleep_time64", "nanosleep", "gettimeofday", "time",
 	"getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "getuid32",
 	"geteuid32", "getgid32", "getegid32", "getresuid", "getresgid", "getresuid32",
-	"getresgid32", "getgroups", "getgroups32", "getrlimit", "ugetrlimit", "prlimit64",
+	"getresgid32", "getgroups", "getgroups32", "getrlimit", "ugetrlimit",
 	"getrusage", "sysinfo", "umask", "uname", "sched_yield", "getrandom", "futex", "futex_time64",
 	"set_robust_list", "rseq", "restart_syscall", "exit", "exit_group",
 #ifdef FERRY_SANITIZE_BUILD
@@ -185,9 +194,14 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 	raise(sig);
 }
 
-static int seccomp_filter(void)
+static int seccomp_filter(int devices)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+
+	if (ctx && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) {   /* set by sandbox_enter */
+		seccomp_release(ctx);
+		return err_set(-EINVAL, "sandbox: seccomp attribute");
+	}
 	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
 	int rc = 0, nr;
 
@@ -198,8 +212,9 @@ static int seccomp_filter(void)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	/* A socket or connection refused, not fatal: libc's syslog tries to
 	 * reconnect when syslogd restarts (the message is lost, the session goes on). */
-	static const char *const refused[] = { "socket", "socketcall", "connect", "bind", "listen",
-					       "accept", "accept4" };
+	/* (libseccomp maps these onto socketcall where the architecture has it) */
+	static const char *const refused[] = { "socket", "connect", "bind", "listen", "accept",
+					       "accept4" };
 	for (size_t i = 0; rc == 0 && i < sizeof refused / sizeof *refused; i++)
 		if ((nr = seccomp_syscall_resolve_name(refused[i])) != __NR_SCMP_ERROR)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
@@ -211,6 +226,39 @@ static int seccomp_filter(void)
 	for (size_t i = 0; rc == 0 && i < sizeof self_only / sizeof *self_only; i++)
 		if ((nr = seccomp_syscall_resolve_name(self_only[i])) != __NR_SCMP_ERROR)
 			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &self);
+	/* fcntl: what ferry and libc use; not F_SETOWN or F_SETSIG, which would let
+	 * the session signal other processes through its socket */
+	static const int fcntl_cmds[] = { F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD,
+					  F_DUPFD_CLOEXEC, F_GETPIPE_SZ, F_SETPIPE_SZ, F_GETLK, F_SETLK,
+					  F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW };
+	static const char *const fcntls[] = { "fcntl", "fcntl64" };
+	for (size_t i = 0; rc == 0 && i < sizeof fcntls / sizeof *fcntls; i++) {
+		if ((nr = seccomp_syscall_resolve_name(fcntls[i])) == __NR_SCMP_ERROR)
+			continue;
+		for (size_t k = 0; rc == 0 && k < sizeof fcntl_cmds / sizeof *fcntl_cmds; k++) {
+			const struct scmp_arg_cmp cmd = { .arg = 1, .op = SCMP_CMP_EQ,
+							  .datum_a = (scmp_datum_t)fcntl_cmds[k], .datum_b = 0 };
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &cmd);
+		}
+	}
+	/* limits of itself only (pid 0) */
+	const struct scmp_arg_cmp pid0 = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0, .datum_b = 0 };
+	if (rc == 0 && (nr = seccomp_syscall_resolve_name("prlimit64")) != __NR_SCMP_ERROR)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &pid0);
+	/* mknod: FIFOs, sockets and regular files; devices only when the session
+	 * may make them (a root daemon receiving -D without fake super) */
+	static const unsigned node_types[] = { S_IFIFO, S_IFSOCK, S_IFREG, S_IFCHR, S_IFBLK };
+	static const struct { const char *name; unsigned arg; } mknods[] = { { "mknod", 1 },
+									  { "mknodat", 2 } };
+	for (size_t i = 0; rc == 0 && i < sizeof mknods / sizeof *mknods; i++) {
+		if ((nr = seccomp_syscall_resolve_name(mknods[i].name)) == __NR_SCMP_ERROR)
+			continue;
+		for (size_t k = 0; rc == 0 && k < (devices ? 5u : 3u); k++) {
+			const struct scmp_arg_cmp type = { .arg = mknods[i].arg, .op = SCMP_CMP_MASKED_EQ,
+							   .datum_a = S_IFMT, .datum_b = node_types[k] };
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &type);
+		}
+	}
 	if (rc == 0 && sigaction(SIGSYS, &sa, NULL) < 0)
 		rc = -errno;
 	if (rc == 0)
@@ -220,17 +268,25 @@ static int seccomp_filter(void)
 }
 #endif
 
-int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable)
+int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable, int devices)
 {
 	int rc;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return err_sys(-errno, "sandbox: no_new_privs");
-	if (c->landlock_abi && (rc = landlock(c->landlock_abi, module_fd, writable)) < 0)
+	/* no core file with the session's keys and data in it (SIGSYS dumps) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return err_sys(-errno, "sandbox: not dumpable");
+	/* ABI 1 refuses every rename and link across directories (EXDEV), which
+	 * --backup-dir and -H need: a receiving session goes without Landlock there */
+	if (c->landlock_abi && !(c->landlock_abi == 1 && writable) &&
+	    (rc = landlock(c->landlock_abi, module_fd, writable, devices)) < 0)
 		return rc;
 #ifdef FERRY_HAVE_SECCOMP
-	if (c->seccomp && (rc = seccomp_filter()) < 0)
+	if (c->seccomp && (rc = seccomp_filter(devices)) < 0)
 		return rc;
+#else
+	(void)devices;
 #endif
 	return 0;
 }
@@ -257,7 +313,15 @@ void sandbox_test_escape(const char *how, int module_fd)
 
 	if (!how || !*how)
 		return;
-	if (!strcmp(how, "module")) {
+	if (!strcmp(how, "mknod")) {
+		log_warn("escape test: mknod a character device in the module");
+		int r = mknodat(module_fd, ".ferry-escape-dev", S_IFCHR | 0600, makedev(1, 3));
+		log_warn("escape test: mknod a character device in the module: %s",
+			 r == 0 ? "created" : strerror(errno));
+		if (r == 0)
+			unlinkat(module_fd, ".ferry-escape-dev", 0);
+		fd = -1;
+	} else if (!strcmp(how, "module")) {
 		fd = openat(module_fd, ".ferry-escape-test", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		log_warn("escape test: create .ferry-escape-test in the module: %s",
 			 fd >= 0 ? "created" : strerror(errno));

@@ -18,18 +18,22 @@ void sandbox_probe(struct sandbox_caps *c);
 /* One line for the log: what a session gets. */
 void sandbox_describe(const struct sandbox_caps *c, char *out, unsigned cap);
 /* Confines the calling process for good: module_fd is the module's
- * directory (O_PATH is enough), writable whether it may change the tree.
+ * directory (O_PATH is enough), writable whether it may change the tree,
+ * devices whether it may create device nodes (a root receiver asked for -D
+ * without fake super; otherwise only FIFOs, sockets and files).
  * Nothing outside the tree can be opened afterwards, so whatever the
  * session still needs from outside (the user database, syslog's socket)
  * must be open or read before. 0, or <0 with err_msg() when a part the
  * kernel offers could not be set up (the caller must not go on then). */
-int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable);
+int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable, int devices);
 
 #ifdef FERRY_TEST_HOOKS
 /* Test builds only: tries to escape in the named way ("open": reads
  * /etc/passwd, "create": makes a file in /tmp, "connect": a TCP connection
  * to 127.0.0.1:PORT given as "connect:PORT", "exec": runs /bin/true,
- * "module": makes a file in the module, which only a receiving session may)
+ * "module": makes a file in the module, which only a receiving session may,
+ * "mknod": makes a character device in it, which only a root session
+ * receiving -D may: any other dies, mknod of a device being outside its list)
  * and logs what happened. "exec" is not in the allow-list: the session dies. */
 void sandbox_test_escape(const char *how, int module_fd);
 #endif

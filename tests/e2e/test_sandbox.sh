@@ -87,6 +87,21 @@ grep -q "escape test: create .ferry-escape-test in the module: created" "$T/serv
   { grep escape "$T/server.log"; fail "a push session could not write into its module"; }
 same_tree "$T/src" "$T/mod"
 
+if [ "$(id -u)" = 0 ]; then
+  note "a root session may make device nodes only when it receives -D"
+  start_with mknod
+  ferry_c push -r -D "$T/src/" "$(url m/)" > /dev/null 2>&1 || fail "push -D with the mknod hook"
+  grep -q "escape test: mknod a character device in the module: created" "$T/server.log" ||
+    { grep escape "$T/server.log"; fail "a root -D session could not make a device"; }
+  expect_rc 10 ferry_c push -r "$T/src/" "$(url m/)"
+  for _ in $(seq 1 100); do grep -q "died of signal 31" "$T/server.log" && break; sleep 0.05; done
+  grep -q "session process [0-9]* died of signal 31" "$T/server.log" ||
+    { cat "$T/server.log"; fail "a session without -D made a device node"; }
+  [ ! -e "$T/mod/.ferry-escape-dev" ] || fail "a device node was left in the module"
+else
+  echo "(not root: the device-node check needs root and runs in make check, which is root)"
+fi
+
 note "exec is outside the allow-list: that session dies, the daemon goes on"
 start_with exec
 expect_rc 10 ferry_c push -r "$T/src/" "$(url m/)"

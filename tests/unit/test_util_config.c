@@ -173,7 +173,9 @@ static void test_errors(void **state)
 		{ "group = no-such-group-xyz\n", "t.conf:1:", "group: no group" },
 		{ "[m]\npath=/x\nuid = 4242424\n", "t.conf:1:", "uid 4242424 has no passwd entry" },
 		{ "[m]\npath=/x\ngid = nope-xyz\n", "t.conf:3:", "gid: no group 'nope-xyz'" },
-		{ "user = nobody\n[m]\npath=/x\ngid = 0\n", "t.conf:2:", "need a daemon that stays root" },
+		{ "user = nobody\n[m]\npath=/x\nuid = 0\ngid = 0\n", "t.conf:2:", "need a daemon that stays root" },
+		{ "[m]\npath=/x\ngid = 0\n", "t.conf:1:", "gid without uid: the session would stay root" },
+		{ "group = 0\n", "t.conf:", "\"group\" without \"user\"" },
 		{ "[m]\npath=/x\nuser = nobody\n", "t.conf:3:", "not allowed in a module" },
 	};
 	struct ferry_config c;
