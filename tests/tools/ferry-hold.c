@@ -354,7 +354,7 @@ static int parse(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	static struct hold hs[MAX_CONNS];
-	struct opts o;
+	struct opts o = { 0 };
 	int ready = 0;
 
 	if (parse(argc, argv, &o) < 0) {
