@@ -314,6 +314,25 @@ static void on_entry(void *ctx, int type, uint32_t mode, uint64_t size, int64_t 
 	       type == ENT_LNK ? peer_quote(qt, sizeof qt, target) : "");
 }
 
+/* ls HOST:MODULE@: a snapshot per line, as `restic snapshots` */
+static void on_snap(void *ctx, const struct m_snap *sn)
+{
+	char when[32], qn[4 * MSG_MAX_NAME + 8], qc[4 * MSG_MAX_NAME + 8];
+	time_t t = (time_t)sn->time;
+	struct tm tm;
+	int *header = ctx;
+
+	if (!*header) {
+		printf("%-34s %-19s %-16s %10s %15s\n", "SNAPSHOT", "TIME", "CLIENT", "CHANGED",
+		       "BYTES ADDED");
+		*header = 1;
+	}
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+	printf("%-34s %-19s %-16s %10llu %15llu\n", peer_quote(qn, sizeof qn, sn->name), when,
+	       peer_quote(qc, sizeof qc, sn->client), (unsigned long long)sn->files,
+	       (unsigned long long)sn->bytes);
+}
+
 int cmd_ls(int argc, char **argv)
 {
 	struct xfer_cli x;
@@ -344,7 +363,8 @@ int cmd_ls(int argc, char **argv)
 	xfilter_free(&xf);   /* the box applies them */
 	if (rc)
 		return rc;
-	struct xfer_hooks h = { .entry = on_entry };
+	int header = 0;
+	struct xfer_hooks h = { .entry = on_entry, .snap = on_snap, .ctx = &header };
 	rc = receiver_list(&c, &h);
 	fflush(stdout);
 	zdata_free(&c);

@@ -20,6 +20,7 @@ const char *msg_type_name(uint8_t type)
 	case MSG_DIR_META: return "DIR_META";
 	case MSG_END: return "END";
 	case MSG_TOTALS: return "TOTALS";
+	case MSG_SNAP: return "SNAP";
 	case MSG_XMETA: return "XMETA";
 	case MSG_FILE_BEGIN: return "FILE_BEGIN";
 	case MSG_DATA: return "DATA";
@@ -228,6 +229,13 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.totals.files = rd_u64(r);
 		m->u.totals.bytes = rd_u64(r);
 		break;
+	case MSG_SNAP:
+		m->u.snap.time = (int64_t)rd_u64(r);
+		m->u.snap.files = rd_u64(r);
+		m->u.snap.bytes = rd_u64(r);
+		rd_str(r, m->u.snap.name, MSG_MAX_NAME);
+		rd_str(r, m->u.snap.client, MSG_MAX_NAME);
+		break;
 	case MSG_FILE_BEGIN:
 		m->u.file_begin.index = rd_u32(r);
 		m->u.file_begin.size = rd_u64(r);
@@ -422,6 +430,13 @@ static void wr_fields(struct wr *w, const struct msg *m)
 	case MSG_TOTALS:
 		wr_u64(w, m->u.totals.files);
 		wr_u64(w, m->u.totals.bytes);
+		break;
+	case MSG_SNAP:
+		wr_u64(w, (uint64_t)m->u.snap.time);
+		wr_u64(w, m->u.snap.files);
+		wr_u64(w, m->u.snap.bytes);
+		wr_str(w, m->u.snap.name);
+		wr_str(w, m->u.snap.client);
 		break;
 	case MSG_FILE_BEGIN:
 		wr_u32(w, m->u.file_begin.index);

@@ -67,6 +67,7 @@ enum msg_type {
 	MSG_REQUEST = 0x01, MSG_ACCEPT = 0x02, MSG_REFUSE = 0x03, MSG_FILTER = 0x04,
 	MSG_DIR_BEGIN = 0x10, MSG_ENTRY = 0x11, MSG_DIR_END = 0x12,
 	MSG_DIR_META = 0x13, MSG_END = 0x14, MSG_TOTALS = 0x15, MSG_XMETA = 0x16,
+	MSG_SNAP = 0x17,
 	MSG_FILE_BEGIN = 0x20, MSG_DATA = 0x21, MSG_HOLE = 0x22, MSG_FILE_END = 0x23,
 	MSG_COPY = 0x24, MSG_ZDATA = 0x25,
 	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
@@ -216,6 +217,13 @@ int xmeta_name_ok(const char *name);
 
 struct m_dir_meta { uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; char path[MSG_MAX_PATH + 1]; };
 struct m_totals { uint64_t files, bytes; };
+/* SNAP: one snapshot of a module, in `ferry ls HOST:MODULE@` (oldest first) */
+struct m_snap {
+	int64_t time;
+	uint64_t files, bytes;
+	char name[MSG_MAX_NAME + 1];
+	char client[MSG_MAX_NAME + 1];
+};
 struct m_file_begin { uint32_t index; uint64_t size; uint32_t mode; int64_t mtime_s; uint32_t mtime_ns; };
 struct m_len { uint64_t len; };                                      /* DATA, HOLE */
 /* ZDATA: raw_len bytes of the file, as one zstd frame of zlen bytes that
@@ -261,6 +269,7 @@ struct msg {
 		struct m_xmeta xmeta;
 		struct m_dir_meta dir_meta;
 		struct m_totals totals;
+		struct m_snap snap;
 		struct m_file_begin file_begin;
 		struct m_len len;
 		struct m_zdata zdata;

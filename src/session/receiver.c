@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fs/dirlist.h"
+#include "fs/snapinc.h"
 #include "fs/meta.h"
 #include "fs/sync.h"
 #include "fs/xattr.h"
@@ -64,6 +65,8 @@ struct dmeta {
 	char *path;             /* owned */
 	char *link_to;          /* -H: path is a hard link to this one, not a directory (owned) */
 	char *wpath;            /* ... and its wire path, for messages (owned) */
+	int have_old;           /* old: the directory's stat when its listing began */
+	struct stat old;        /* (what a snapshot keeps: its files change its mtime) */
 };
 
 struct receiver {
@@ -85,6 +88,11 @@ struct receiver {
 	/* the listing being received */
 	char cur[PATH_MAX_WIRE + 1];
 	int cur_fd;
+	/* a snapshot's push: the stat of cur and of each directory above it
+	 * when its listing began, for its DIR_META, which comes after its
+	 * subdirectories' listings (each entry's path is cur's first len bytes) */
+	struct { size_t len; struct stat st; } *open_dirs;
+	size_t nopen, capopen;
 	int in_listing;
 	/* --delete: this directory's own entries, and which of them the sender
 	 * also has. The peer's names are never stored: it cannot grow this. */
@@ -252,6 +260,14 @@ static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char
 	d->mode = mode_of(r, dm->mode, 1);
 	d->mtime.tv_sec = (time_t)dm->mtime_s;
 	d->mtime.tv_nsec = dm->mtime_ns;
+	d->have_old = 0;
+	size_t len = strlen(dm->path);
+	for (size_t i = r->nopen; i-- > 0;)
+		if (r->open_dirs[i].len == len && !strncmp(r->cur, dm->path, len)) {
+			d->have_old = 1;
+			d->old = r->open_dirs[i].st;
+			break;
+		}
 	return 0;
 }
 
@@ -259,12 +275,22 @@ static void make_hard_link(struct receiver *r, const struct dmeta *d);
 
 /* A directory's mode and mtime, written only where they differ: a no-op
  * run dirties no inode (no journal write on the box's disk). */
-static int dir_meta_set(int fd, const struct dmeta *d)
+static int note_meta(struct receiver *r, const struct stat *old, const char *wpath);
+
+static int dir_meta_set(struct receiver *r, int fd, const struct dmeta *d)
 {
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
 		return -1;
+	/* what it was before this push: before its files changed its mtime */
+	const struct stat *old = d->have_old ? &d->old : &st;
+	int differs = (old->st_mode & 07777) != d->mode || old->st_mtim.tv_sec != d->mtime.tv_sec ||
+		      old->st_mtim.tv_nsec != d->mtime.tv_nsec;
+	if (differs && note_meta(r, old, d->path) < 0) {
+		errno = EIO;
+		return -1;
+	}
 	if ((st.st_mode & 07777) != d->mode && fchmod(fd, d->mode) < 0)
 		return -1;
 	if ((st.st_mtim.tv_sec != d->mtime.tv_sec || st.st_mtim.tv_nsec != d->mtime.tv_nsec) &&
@@ -290,7 +316,7 @@ static void meta_apply_ready(struct receiver *r, int all)
 			continue;
 		}
 		int fd = jail_open_dir(r->j, d->path, O_RDONLY);
-		if ((fd < 0 || dir_meta_set(fd, d) < 0) && !under_failed(r, d->path))
+		if ((fd < 0 || dir_meta_set(r, fd, d) < 0) && !under_failed(r, d->path))
 			xfer_error(r->st, "%s: cannot set directory metadata: %s",
 				   d->path[0] ? d->path : ".", fd < 0 ? err_msg() : strerror(errno));
 		if (fd >= 0)
@@ -341,6 +367,47 @@ static int module_hides(const struct receiver *r, const char *wpath, int is_dir)
 	return xfilter_module_excluded(r->o->module_filter, r->mroot, wpath, is_dir);
 }
 
+/* --- what a push replaces: -b's backup, or the module's snapshot history -- */
+
+static int keeps_old(const struct receiver *r)
+{
+	return (r->o->flags & REQ_BACKUP) || r->o->snap;
+}
+
+/* The module's path of wpath: what the snapshot history names. */
+static const char *mpath_of(const struct receiver *r, const char *wpath, char *buf, size_t cap)
+{
+	if (path_join(buf, cap, r->mroot, wpath) < 0)
+		snprintf(buf, cap, "%s", wpath);   /* cannot be longer: mroot is a prefix of the root */
+	return buf;
+}
+
+/* dirfd/name (wpath) before it is replaced (move = 0) or removed (move = 1). */
+static int keep_old(struct receiver *r, int dirfd, const char *name, const char *wpath, int move)
+{
+	char mp[PATH_MAX_WIRE * 2 + 2];
+
+	if (r->o->snap)
+		return snapinc_keep(r->o->snap, dirfd, name, mpath_of(r, wpath, mp, sizeof mp), move);
+	return backup_keep(&r->bk, dirfd, name, wpath, move);
+}
+
+/* wpath, absent until now, is about to be created. */
+static int note_added(struct receiver *r, const char *wpath)
+{
+	char mp[PATH_MAX_WIRE * 2 + 2];
+
+	return r->o->snap ? snapinc_added(r->o->snap, mpath_of(r, wpath, mp, sizeof mp)) : 0;
+}
+
+/* wpath's mode, owner or mtime (`old`) are about to change in place. */
+static int note_meta(struct receiver *r, const struct stat *old, const char *wpath)
+{
+	char mp[PATH_MAX_WIRE * 2 + 2];
+
+	return r->o->snap ? snapinc_meta(r->o->snap, old, mpath_of(r, wpath, mp, sizeof mp)) : 0;
+}
+
 /* mkdir -p of `path` inside the jail (each missing component, 0755). */
 static int mkdirs(struct receiver *r, const char *path)
 {
@@ -350,6 +417,16 @@ static int mkdirs(struct receiver *r, const char *path)
 		if (p[1] != '/' && p[1] != '\0')
 			continue;
 		snprintf(part, sizeof part, "%.*s", (int)(p - path + 1), path);
+		if (r->o->snap) {
+			/* the history names it from the module's root, which r->j still is */
+			int fd = jail_open_dir(r->j, part, O_RDONLY);
+			if (fd >= 0) {
+				close(fd);
+				continue;
+			}
+			if (snapinc_added(r->o->snap, part) < 0)
+				return -EIO;
+		}
 		int rc = jail_mkdir(r->j, part, 0755);
 		if (rc < 0 && rc != -EEXIST)
 			return rc;
@@ -404,6 +481,30 @@ static int setup_root(struct receiver *r, const struct m_dir_begin *db)
 	return 0;
 }
 
+/* A snapshot's push: `path` (now listed, cur_fd) joins the directories
+ * whose stat is kept; those that are not above it leave. */
+static int open_dirs_enter(struct receiver *r, const char *path)
+{
+	while (r->nopen) {
+		size_t l = r->open_dirs[r->nopen - 1].len;
+		if (!strncmp(r->cur, path, l) && (l == 0 || path[l] == '/'))
+			break;
+		r->nopen--;
+	}
+	if (r->nopen == r->capopen) {
+		size_t cap = r->capopen ? r->capopen * 2 : 16;
+		void *n = realloc(r->open_dirs, cap * sizeof *r->open_dirs);
+		if (!n)
+			return err_set(-ENOMEM, "out of memory");
+		r->open_dirs = n;
+		r->capopen = cap;
+	}
+	if (r->cur_fd < 0 || fstat(r->cur_fd, &r->open_dirs[r->nopen].st) < 0)
+		return 0;
+	r->open_dirs[r->nopen++].len = strlen(path);
+	return 0;
+}
+
 static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 {
 	char lp[PATH_MAX_WIRE + 1];
@@ -428,6 +529,8 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	r->cur_fd = -1;
 	r->cur_hidden = db->path[0] && module_hides(r, db->path, 1);
 	if (r->cur_hidden) {   /* its entries are ignored, nothing in it deleted */
+		if (r->o->snap && (rc = open_dirs_enter(r, db->path)) < 0)
+			return rc;
 		snprintf(r->cur, sizeof r->cur, "%s", db->path);
 		r->in_listing = 1;
 		local_clear(r);
@@ -437,6 +540,8 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	/* with --existing a directory that is not here was not created: quietly */
 	if (r->cur_fd < 0 && !r->dry && !(r->cur_fd == -ENOENT && (r->o->flags & REQ_EXISTING)))
 		dir_error(r, db->path, err_msg());
+	if (r->o->snap && (rc = open_dirs_enter(r, db->path)) < 0)
+		return rc;
 	snprintf(r->cur, sizeof r->cur, "%s", db->path);
 	r->in_listing = 1;
 	local_clear(r);
@@ -581,8 +686,8 @@ static int protected_inside(void *ctx, const char *rel, int is_dir)
 
 static int remove_entry(struct receiver *r, const char *name, const char *wpath)
 {
-	if (r->o->flags & REQ_BACKUP)
-		return backup_keep(&r->bk, r->cur_fd, name, wpath, 1);
+	if (keeps_old(r))
+		return keep_old(r, r->cur_fd, name, wpath, 1);
 	if (!r->o->filter && !r->o->module_filter)
 		return fs_remove_tree(r->cur_fd, name);
 	int rc = fs_remove_tree_keep(r->cur_fd, name, protected_inside, r);
@@ -649,7 +754,8 @@ static void refresh_meta(struct receiver *r, const struct m_entry *e, const char
 	if (!meta_differs(r, e, old, &mtime_too))
 		return;
 	report_bits(r, CHG_META, diff_bits(r, e, old) & ~CHGB_SIZE, wpath);
-	if (!r->dry && fs_set_meta(r->cur_fd, name, mode_of(r, e->mode, 0), mtime_too ? &mt : NULL) < 0)
+	if (!r->dry && (note_meta(r, old, wpath) < 0 ||
+			fs_set_meta(r->cur_fd, name, mode_of(r, e->mode, 0), mtime_too ? &mt : NULL) < 0))
 		file_error(r, wpath, err_msg());
 }
 
@@ -671,6 +777,12 @@ static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t
 	else if ((at->fd >= 0 ? fstat(at->fd, &now) : fstatat(at->dirfd, at->name, &now,
 								AT_SYMLINK_NOFOLLOW)) < 0)
 		return 0;
+	/* an entry that was here: the snapshot keeps what it had, if that changes */
+	if (r->o->snap && !r->dry && known && at->fd < 0 &&
+	    xmeta_apply(&r->xd, at, &now, &w, 1) > 0 && note_meta(r, &now, wpath) < 0) {
+		file_error(r, wpath, err_msg());
+		return 0;
+	}
 	rc = xmeta_apply(&r->xd, at, &now, &w, r->dry);
 	if (rc < 0) {
 		file_error(r, wpath, err_msg());
@@ -749,6 +861,10 @@ static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 		dir_error(r, wpath, err_msg());
 		return 0;
 	}
+	if (!exists && note_added(r, wpath) < 0) {
+		dir_error(r, wpath, err_msg());
+		return 0;
+	}
 	/* Owner-writable until DIR_META gives the real mode, so its files can land. */
 	if (mkdirat(r->cur_fd, name, mode_of(r, e->mode, 1) | 0700) < 0)
 		dir_error(r, wpath, strerror(errno));
@@ -762,8 +878,8 @@ static int make_room(struct receiver *r, const char *name, const char *wpath,
 {
 	if (exists && S_ISDIR(old->st_mode))
 		return clear_existing(r, name, wpath) >= 0;
-	if (exists && (r->o->flags & REQ_BACKUP) &&
-	    backup_keep(&r->bk, r->cur_fd, name, wpath, 0) < 0) {
+	if ((exists && keeps_old(r) && keep_old(r, r->cur_fd, name, wpath, 0) < 0) ||
+	    (!exists && note_added(r, wpath) < 0)) {
 		file_error(r, wpath, err_msg());
 		return 0;
 	}
@@ -930,7 +1046,8 @@ static void make_hard_link(struct receiver *r, const struct dmeta *d)
 		goto out;
 	}
 	report(r, exists ? CHG_UPDATE : CHG_NEW, d->wpath);
-	if (exists && (r->o->flags & REQ_BACKUP) && backup_keep(&r->bk, to, leaf, d->wpath, 0) < 0) {
+	if ((exists && keeps_old(r) && keep_old(r, to, leaf, d->wpath, 0) < 0) ||
+	    (!exists && note_added(r, d->wpath) < 0)) {
 		file_error(r, d->wpath, err_msg());
 		goto out;
 	}
@@ -1011,8 +1128,8 @@ static int on_special(struct receiver *r, const struct m_entry *e, const char *n
 		if (bits || differs)
 			report_bits(r, CHG_META, bits | (differs ? diff_bits(r, e, old) & ~CHGB_SIZE : 0),
 				    wpath);
-		if (differs && !r->dry &&
-		    fs_set_meta(r->cur_fd, name, mode_of(r, e->mode, 0), &mt) < 0)
+		if (differs && !r->dry && (note_meta(r, old, wpath) < 0 ||
+		    fs_set_meta(r->cur_fd, name, mode_of(r, e->mode, 0), &mt) < 0))
 			file_error(r, wpath, err_msg());
 		return 0;
 	}
@@ -1227,13 +1344,18 @@ static void commit_file(struct receiver *r, struct afile *f, const struct m_file
 {
 	struct timespec mt = { .tv_sec = (time_t)fb->mtime_s, .tv_nsec = fb->mtime_ns };
 	struct stat old;
+	int exists = keeps_old(r) &&
+		     fstatat(dfd, leaf, &old, AT_SYMLINK_NOFOLLOW) == 0;
 
-	if ((r->o->flags & REQ_BACKUP) && fstatat(dfd, leaf, &old, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    !S_ISDIR(old.st_mode) && backup_keep(&r->bk, dfd, leaf, wpath, 0) < 0) {
+	if ((exists && keeps_old(r) && !S_ISDIR(old.st_mode) &&
+	     keep_old(r, dfd, leaf, wpath, 0) < 0) ||
+	    (!exists && note_added(r, wpath) < 0)) {
 		afile_abort(f);
 		file_error(r, wpath, err_msg());
 		return;
 	}
+	if (r->o->snap)
+		snapinc_count(r->o->snap, size);
 	if ((r->xd.have || r->o->fake_super) && afile_flush(f) == 0) {
 		/* after the last write: a write clears a file capability */
 		struct xa_at at = { .fd = f->fd, .dirfd = -1, .name = NULL };
@@ -1588,6 +1710,7 @@ static int finish(struct receiver *r)
 static void cleanup(struct receiver *r)
 {
 	local_clear(r);
+	free(r->open_dirs);
 	while (r->nredo)
 		free(r->redo[--r->nredo].path);
 	for (size_t i = 0; i < r->nfailed; i++)
@@ -1682,6 +1805,10 @@ int receiver_list(struct conn *c, const struct xfer_hooks *h)
 			index++;
 			if (!(index & 1023))
 				rc = conn_send_len(c, MSG_DECIDED, index);
+			break;
+		case MSG_SNAP:
+			if (h->snap)
+				h->snap(h->ctx, &m->u.snap);
 			break;
 		case MSG_END:
 			end = 1;

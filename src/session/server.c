@@ -15,6 +15,7 @@
 #include "session/conn.h"
 #include "session/receiver.h"
 #include "session/sender.h"
+#include "session/snapshots.h"
 #include "session/xfilter.h"
 #include "proto/zchunk.h"
 #include "session/zdata.h"
@@ -145,9 +146,63 @@ static int exists(const struct jail *j, const char *path)
 	return ok;
 }
 
+/* A push to a module that keeps snapshots: all of it lands as a new
+ * snapshot, or none of it (fs/snapinc.h). */
+static int push_snapshot(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
+			 struct jail *j, struct xfer_opts *o, struct xfer_stats *st)
+{
+	struct xfer_hooks h = { 0 };
+	struct snapinc si;
+	char fpr[KEY_FPR_LEN], client[SNAP_CLIENT_MAX + 1], name[SNAP_NAME_MAX];
+	int rc, made;
+
+	key_fingerprint(sc->peer->pub, fpr);
+	snap_client_of(fpr, client);
+	if ((rc = snapinc_begin(&si, j, client)) < 0)
+		return rc;
+	o->snap = &si;
+	rc = receiver_run(c, j, rq->path, o, &h, st);
+	if (rc < 0) {
+		log_info("push failed: what it changed is undone, no snapshot");
+		snapinc_abort(&si);
+		return rc;
+	}
+	if ((rc = snapinc_commit(&si, &made, name)) < 0)
+		return rc;
+	if (made)
+		log_info("snapshot %s: %llu changes, %llu bytes written", name,
+			 (unsigned long long)si.files, (unsigned long long)si.bytes);
+	else
+		log_info("nothing changed: no snapshot");
+	return 0;
+}
+
+/* What a module with snapshots refuses, and what a snapshot is asked for. */
+static int snapshot_checks(struct conn *c, const struct m_request *rq,
+			   const struct module_cfg *mod, int has_sel)
+{
+	int snaps = mod->snapshots || mod->append_only;
+	size_t hl = strlen(SNAP_DIR);
+
+	if (has_sel && !snaps)
+		return refuse(c, REF_BAD_PATH, "module '%s' keeps no snapshots", mod->name);
+	if (has_sel && rq->op == OP_PUSH)
+		return refuse(c, REF_READ_ONLY, "a snapshot is never changed: push to '%s' itself",
+			      mod->name);
+	if (!snaps)
+		return 0;
+	if (!strncmp(rq->path, SNAP_DIR, hl) && (rq->path[hl] == '/' || !rq->path[hl]))
+		return refuse(c, REF_BAD_PATH, "module '%s': its snapshot history is not part of "
+			      "its tree (read a snapshot as '%s@SNAPSHOT')", mod->name, mod->name);
+	if (rq->op == OP_PUSH && (rq->flags & REQ_BACKUP))
+		return refuse(c, REF_BAD_PATH, "module '%s' keeps snapshots: what a push replaces "
+			      "is kept in them, -b is not needed", mod->name);
+	return 0;
+}
+
 static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
 		  struct jail *j, struct xfilter *xf, const struct module_cfg *mod,
-		  const struct filter_list *mfl)
+		  const struct filter_list *mfl, int list_snaps)
 {
 	/* setuid/setgid bits from a client are dropped (a daemon often runs as root) */
 	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1,
@@ -165,8 +220,12 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 
 	if (rq->flags & REQ_FSYNC)
 		o.writer.fsync_each = 1;
-	if (rq->op == OP_PUSH) {
+	if (rq->op == OP_PUSH && (mod->snapshots || mod->append_only)) {
+		rc = push_snapshot(c, sc, rq, j, &o, &st);
+	} else if (rq->op == OP_PUSH) {
 		rc = receiver_run(c, j, rq->path, &o, &h, &st);
+	} else if (list_snaps) {
+		return snap_list_send(c, j);
 	} else {
 		uint32_t fl = rq->flags;
 		/* ls of a file shows the file, not a listing of it */
@@ -229,8 +288,14 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	rc = conn_recv(&c, m);
 	if (rc == 0 && m->type != MSG_REQUEST)
 		rc = err_set(-EBADMSG, "protocol: expected REQUEST, got %s", msg_type_name(m->type));
+	char sel[SNAP_NAME_MAX];
+	int has_sel = 0, list_snaps = 0;
+	if (rc == 0 && (has_sel = snap_split(m->u.request.module, sel)) < 0)
+		rc = refuse(&c, REF_BAD_PATH, "%s", err_msg());
 	if (rc == 0)
 		rc = authorize(&c, sc, &m->u.request, &mod);
+	if (rc == 0)
+		rc = snapshot_checks(&c, &m->u.request, mod, has_sel);
 	if (rc == 0 && (mod->has_uid || mod->has_gid) &&
 	    priv_drop(mod->has_uid ? mod->uid : geteuid(), mod->gid) < 0) {
 		log_err("module '%s': %s", mod->name, err_msg());
@@ -240,7 +305,12 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		log_err("%s", err_msg());
 		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
 	}
-	if (rc == 0 && m->u.request.op != OP_PUSH && !exists(&j, m->u.request.path)) {
+	if (rc == 0 && has_sel && m->u.request.op == OP_LIST && !sel[0] && !m->u.request.path[0])
+		list_snaps = 1;
+	else if (rc == 0 && has_sel && (rc = snap_open(&j, sel, m->u.request.path)) < 0)
+		rc = refuse(&c, rc == -ENOENT ? REF_NOT_FOUND : REF_INTERNAL, "module '%s': %s",
+			    mod->name, err_msg());
+	if (rc == 0 && m->u.request.op != OP_PUSH && !list_snaps && !exists(&j, m->u.request.path)) {
 		char q[FS_QUOTE_BUF];
 		rc = refuse(&c, REF_NOT_FOUND, "module '%s': %s does not exist", mod->name,
 			    fs_quote(q, m->u.request.path, strlen(m->u.request.path)));
@@ -278,7 +348,7 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc == 0) {
 		conn_set_protection(&c, m->u.request.protection, m->u.request.flags);
 		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
-		rc = run_op(&c, sc, &m->u.request, &j, &xf, mod, mfl);
+		rc = run_op(&c, sc, &m->u.request, &j, &xf, mod, mfl, list_snaps);
 	}
 	if (rc < 0)
 		/* a bad peer is a protocol error; anything else, the server's disk */

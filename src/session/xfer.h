@@ -18,6 +18,8 @@ struct xfer_hooks {
 	/* ls: one entry of a listing (type, mode, size, mtime, name, link target). */
 	void (*entry)(void *ctx, int type, uint32_t mode, uint64_t size, int64_t mtime,
 		      const char *name, const char *target);
+	/* ls HOST:MODULE@: one snapshot of the module */
+	void (*snap)(void *ctx, const struct m_snap *s);
 	void *ctx;
 	struct progress *progress;   /* may be NULL */
 };
@@ -41,6 +43,9 @@ struct xfer_opts {
 	struct xfilter *filter;      /* filter rules (session/xfilter.h); NULL = none */
 	/* the module's own excludes (a server's): never sent, written or deleted */
 	const struct filter_list *module_filter;
+	/* receiver: the module's snapshot history, which keeps what the push
+	 * replaces, deletes or changes (fs/snapinc.h); NULL = none */
+	struct snapinc *snap;
 };
 
 struct xfer_stats {

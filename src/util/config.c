@@ -34,6 +34,7 @@ enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
 	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
 	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM, K_FAKE_SUPER,
+	K_SNAPSHOTS, K_APPEND_ONLY,
 	K_USER, K_GROUP, K_UID, K_GID,
 };
 
@@ -62,6 +63,8 @@ static const struct {
 	{ "protection",         K_PROTECTION, S_MODULE },
 	{ "compress",           K_COMPRESS,   S_MODULE },
 	{ "fake super",         K_FAKE_SUPER, S_MODULE },
+	{ "snapshots",          K_SNAPSHOTS,  S_MODULE },
+	{ "append only",        K_APPEND_ONLY, S_MODULE },
 	{ "exclude",            K_EXCLUDE,    S_MODULE },
 	{ "exclude from",       K_EXCLUDE_FROM, S_MODULE },
 	{ "user",               K_USER,       S_GLOBAL },
@@ -536,6 +539,14 @@ static int set_key(struct pstate *p, char *line)
 		if (parse_bool(val, &m->fake_super) < 0)
 			return perr(p, "fake super: expected yes or no: ", val);
 		return 0;
+	case K_SNAPSHOTS:
+		if (parse_bool(val, &m->snapshots) < 0)
+			return perr(p, "snapshots: expected yes or no: ", val);
+		return 0;
+	case K_APPEND_ONLY:
+		if (parse_bool(val, &m->append_only) < 0)
+			return perr(p, "append only: expected yes or no: ", val);
+		return 0;
 	case K_USER:
 	case K_UID: {
 		uid_t uid;
@@ -780,10 +791,16 @@ int config_module_filter(const struct module_cfg *m, struct filter_list **out)
 	int rc;
 
 	*out = NULL;
-	if (!m->exclude && !m->exclude_from)
+	if (!m->exclude && !m->exclude_from && !m->snapshots && !m->append_only)
 		return 0;
 	if ((rc = filter_new(&fl, &o)) < 0)
 		return rc;
+	/* the snapshot history is never part of the module's tree */
+	if ((m->snapshots || m->append_only) &&
+	    (rc = filter_add(fl, FILTER_EXCLUDE, "/.ferry-history")) < 0) {
+		filter_free(fl);
+		return rc;
+	}
 	char *list = m->exclude ? strdup(m->exclude) : NULL, *save = NULL;
 	if (m->exclude && !list)
 		rc = err_set(-ENOMEM, "out of memory");

@@ -23,6 +23,8 @@ struct module_cfg {
 	char *exclude;            /* "exclude": patterns, blank-separated, as rsyncd's; NULL = none */
 	char *exclude_from;       /* "exclude from": a file of them; NULL = none */
 	int fake_super;           /* "fake super = yes": owners, devices and modes kept in xattrs */
+	int snapshots;            /* "snapshots = yes": every push that changes something is a snapshot */
+	int append_only;          /* "append only = yes": snapshots, and no client can remove one */
 	int has_uid, has_gid;     /* "uid =", "gid =": a root daemon's session for this module */
 	uid_t uid;                /* drops to them once the client is authorized for it */
 	gid_t gid;                /* (gid: "gid =", else the uid's primary group) */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* One snapshot increment's records: what a push changed, as the paths of the
+ * module it touched and what each was before (docs/DESIGN.md, "Snapshots").
+ * A record is KIND (one byte), OBJ (8 hex digits) and the path, ended by a
+ * NUL; no NUL before the path, so a record's start is found from anywhere.
+ * While a push runs they are appended to a log; at commit they are sorted in
+ * runs of at most SNAPIDX_RUN bytes (bounded memory whatever the change) so
+ * that a directory's descendants follow it: '/' sorts before every byte. */
+#ifndef FERRY_FS_SNAPIDX_H
+#define FERRY_FS_SNAPIDX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNAPIDX_HEAD 9                 /* kind + 8 hex digits */
+#define SNAPIDX_RUN (1024 * 1024)      /* bytes of records sorted at once */
+
+enum snap_kind {
+	SNAP_ADDED = 'A',   /* absent before the push */
+	SNAP_OLD = 'O',     /* its old version, whole, is object OBJ */
+	SNAP_META = 'M',    /* the same entry, whose old mode, owner and mtime object OBJ has */
+};
+
+struct snaprec {
+	char kind;
+	uint32_t obj;
+	const char *path;   /* into the index's mapping (or the caller's buffer) */
+};
+
+/* <0, 0, >0 as a sorts before, with, after b: bytewise, '/' lowest. */
+int snapidx_cmp(const char *a, const char *b);
+
+/* Encodes a record into buf (at least SNAPIDX_HEAD + strlen(path) + 1 bytes);
+ * returns its length. */
+size_t snapidx_encode(char *buf, char kind, uint32_t obj, const char *path);
+/* Decodes the record at buf[0..len); 0, or -EBADMSG naming `what`. */
+int snapidx_decode(const char *buf, size_t len, struct snaprec *out);
+
+/* Sorts the records of the open log into dirfd/idx.0 ... idx.N-1 (*runs = N),
+ * each run sorted, equal paths within a run keeping the first. */
+int snapidx_build(int dirfd, int logfd, unsigned *runs);
+
+/* An increment's runs, mapped read-only (pages are read as looked at). */
+struct snapidx {
+	unsigned n;
+	struct { const char *map; size_t len; } *run;   /* owned */
+};
+
+int snapidx_open(struct snapidx *x, int dirfd, unsigned runs);
+void snapidx_close(struct snapidx *x);
+/* The first record of `path` (earlier runs first): 1 and *out, or 0. */
+int snapidx_find(const struct snapidx *x, const char *path, struct snaprec *out);
+/* Calls fn(ctx, name, len) for the name of each direct child of `dir` ("" =
+ * the top) that has a record of its own or below it; a name can come more
+ * than once (once per run). Stops at fn's first nonzero return. */
+typedef int (*snapidx_child_fn)(void *ctx, const char *name, size_t len);
+int snapidx_children(const struct snapidx *x, const char *dir, snapidx_child_fn fn, void *ctx);
+
+#endif

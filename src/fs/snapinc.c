@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/snapinc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs/meta.h"
+#include "fs/quote.h"
+#include "fs/snapidx.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define TMP_NAME "new.tmp"
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void release(struct snapinc *s)
+{
+	close_fd(&s->log);
+	close_fd(&s->obj);
+	close_fd(&s->dir);
+	close_fd(&s->snaps);
+	close_fd(&s->hist);
+	close_fd(&s->lock);   /* last: it is what serializes pushes */
+}
+
+static int start(struct snapinc *s)
+{
+	if (mkdirat(s->snaps, TMP_NAME, 0700) < 0)
+		return err_sys(-errno, SNAP_DIR "/snaps/" TMP_NAME);
+	s->dir = openat(s->snaps, TMP_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir < 0 || mkdirat(s->dir, "o", 0700) < 0)
+		return err_sys(-errno, SNAP_DIR "/snaps/" TMP_NAME);
+	s->obj = openat(s->dir, "o", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	s->log = openat(s->dir, "log", O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
+			O_CLOEXEC, 0600);
+	if (s->obj < 0 || s->log < 0)
+		return err_sys(-errno, SNAP_DIR "/snaps/" TMP_NAME);
+	return 0;
+}
+
+int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
+{
+	struct snapinfo *list = NULL;
+	struct stat st;
+	size_t n = 0;
+	int rc;
+
+	*s = (struct snapinc){ .mod = mod, .hist = -1, .snaps = -1, .lock = -1, .dir = -1,
+			       .obj = -1, .log = -1 };
+	snprintf(s->client, sizeof s->client, "%s", client);
+	if ((rc = snapstore_open(mod->root_fd, 1, &s->hist, &s->snaps)) < 0 ||
+	    (rc = s->lock = snapstore_lock(s->hist, 1)) < 0)
+		goto fail;
+	if (fstatat(s->snaps, TMP_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		log_warn("undoing a push to this module that did not finish");
+		if ((rc = snapinc_recover(mod, s->snaps, TMP_NAME)) < 0)
+			goto fail;
+	}
+	if ((rc = snapstore_list(s->snaps, &list, &n)) < 0)
+		goto fail;
+	if (n)
+		snprintf(s->last, sizeof s->last, "%s", list[n - 1].name);
+	free(list);
+	s->record = n > 0;
+	if ((rc = start(s)) < 0)
+		goto fail;
+	return 0;
+fail:
+	release(s);
+	return rc;
+}
+
+static int log_rec(struct snapinc *s, char kind, uint32_t obj, const char *path)
+{
+	char buf[SNAPIDX_HEAD + PATH_MAX_WIRE + 1];
+	size_t n = snapidx_encode(buf, kind, obj, path);
+
+	if (write(s->log, buf, n) != (ssize_t)n)
+		return err_sys(errno ? -errno : -EIO, "writing the snapshot log");
+	return 0;
+}
+
+static void hex_of(char out[9], uint32_t obj)
+{
+	snprintf(out, 9, "%08x", obj);
+}
+
+int snapinc_keep(struct snapinc *s, int dirfd, const char *name, const char *path, int move)
+{
+	char hex[9], q[FS_QUOTE_BUF];
+	int rc;
+
+	s->files++;
+	if (!s->record)
+		return move ? fs_remove_tree(dirfd, name) : 0;
+	uint32_t obj = s->nobj++;
+	hex_of(hex, obj);
+	if ((rc = log_rec(s, SNAP_OLD, obj, path)) < 0)
+		return rc;
+	if (move ? renameat(dirfd, name, s->obj, hex) < 0 : linkat(dirfd, name, s->obj, hex, 0) < 0)
+		return err_sys(-errno, "keeping the old version of %s", fs_quote(q, path, strlen(path)));
+	return 0;
+}
+
+int snapinc_added(struct snapinc *s, const char *path)
+{
+	s->files++;
+	return s->record && path[0] ? log_rec(s, SNAP_ADDED, 0, path) : 0;
+}
+
+/* An empty entry in o/ that has st's mode, owner and mtime. */
+static int meta_object(struct snapinc *s, const char *hex, const struct stat *st)
+{
+	int fd;
+
+	if (S_ISDIR(st->st_mode)) {
+		if (mkdirat(s->obj, hex, 0700) < 0)
+			return -errno;
+		fd = openat(s->obj, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		fd = openat(s->obj, hex, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	/* an owner that cannot be kept (not root) is the session's own anyway */
+	if (fchown(fd, st->st_uid, st->st_gid) < 0 && errno != EPERM)
+		rc = -errno;
+	if (!rc && !S_ISLNK(st->st_mode) && fchmod(fd, st->st_mode & 07777) < 0)
+		rc = -errno;
+	if (!rc && futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, st->st_mtim }) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int snapinc_meta(struct snapinc *s, const struct stat *st, const char *path)
+{
+	char hex[9], q[FS_QUOTE_BUF];
+	int rc;
+
+	s->files++;
+	if (!s->record || !path[0])   /* the module's root: its metadata is not kept */
+		return 0;
+	uint32_t obj = s->nobj++;
+	hex_of(hex, obj);
+	if ((rc = log_rec(s, SNAP_META, obj, path)) < 0)
+		return rc;
+	if ((rc = meta_object(s, hex, st)) < 0)
+		return err_sys(rc, "keeping the old metadata of %s", fs_quote(q, path, strlen(path)));
+	return 0;
+}
+
+void snapinc_count(struct snapinc *s, uint64_t bytes)
+{
+	s->bytes += bytes;
+}
+
+int snapinc_commit(struct snapinc *s, int *made, char name[SNAP_NAME_MAX])
+{
+	struct snapinfo si = { .files = s->files, .bytes = s->bytes };
+	int rc = 0;
+
+	*made = 0;
+	if (!s->files) {   /* nothing changed: no snapshot */
+		close_fd(&s->log);
+		rc = fs_remove_tree(s->snaps, TMP_NAME);
+		release(s);
+		return rc;
+	}
+	si.time = (int64_t)time(NULL);
+	snprintf(si.client, sizeof si.client, "%s", s->client);
+	snapstore_name(si.name, si.time, s->client, s->last[0] ? s->last : NULL);
+	if ((rc = snapidx_build(s->dir, s->log, &si.runs)) < 0 || (rc = snapinfo_write(s->dir, &si)) < 0) {
+		snapinc_abort(s);
+		return rc;
+	}
+	/* the rename is the commit; the log goes after it */
+	if (renameat(s->snaps, TMP_NAME, s->snaps, si.name) < 0) {
+		rc = err_sys(-errno, "committing snapshot %s", si.name);
+		snapinc_abort(s);
+		return rc;
+	}
+	unlinkat(s->dir, "log", 0);
+	*made = 1;
+	snprintf(name, SNAP_NAME_MAX, "%s", si.name);
+	release(s);
+	return 0;
+}
+
+int snapinc_abort(struct snapinc *s)
+{
+	int rc = 0;
+
+	if (s->snaps >= 0) {
+		close_fd(&s->log);
+		rc = snapinc_recover(s->mod, s->snaps, TMP_NAME);
+	}
+	release(s);
+	return rc;
+}
+
+/* --- undoing a push ------------------------------------------------------- */
+
+static void undo_meta(int dfd, const char *leaf, int obj, const char *hex)
+{
+	struct stat st;
+	if (fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	fchownat(dfd, leaf, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+	struct stat cur;
+	if (fstatat(dfd, leaf, &cur, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(cur.st_mode))
+		fchmodat(dfd, leaf, st.st_mode & 07777, 0);
+	utimensat(dfd, leaf, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, st.st_mtim },
+		  AT_SYMLINK_NOFOLLOW);
+}
+
+/* One record, undone; what cannot be is said and passed over. */
+static void undo(const struct jail *mod, int obj, const struct snaprec *r)
+{
+	char hex[9], q[FS_QUOTE_BUF];
+	const char *leaf;
+	struct stat st;
+
+	hex_of(hex, r->obj);
+	if (r->kind == SNAP_OLD && fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;   /* never kept, or already put back */
+	int dfd = jail_open_parent(mod, r->path, &leaf);
+	if (dfd < 0) {
+		log_warn("undoing %s: %s", fs_quote(q, r->path, strlen(r->path)), err_msg());
+		return;
+	}
+	if (r->kind == SNAP_META) {
+		undo_meta(dfd, leaf, obj, hex);
+	} else if (fs_remove_tree(dfd, leaf) < 0) {
+		log_warn("undoing %s: %s", fs_quote(q, r->path, strlen(r->path)), err_msg());
+	} else if (r->kind == SNAP_OLD && renameat(obj, hex, dfd, leaf) < 0) {
+		log_warn("undoing %s: %s", fs_quote(q, r->path, strlen(r->path)), strerror(errno));
+	}
+	close(dfd);
+}
+
+/* The log read from its end: the last change is undone first, so an entry
+ * changed twice ends as it was before the first. */
+static int undo_log(const struct jail *mod, int dir, int obj)
+{
+	enum { CH = 64 * 1024 };
+	int fd = openat(dir, "log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : err_sys(-errno, "the snapshot log");
+	char *buf = malloc(CH);
+	if (!buf || fstat(fd, &st) < 0) {
+		free(buf);
+		close(fd);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	off_t pos = st.st_size;
+	/* a record cut by a kill was never acted on: it is dropped */
+	while (pos > 0) {
+		char c;
+		if (pread(fd, &c, 1, pos - 1) != 1 || c == '\0')
+			break;
+		pos--;
+	}
+	while (pos > 0) {
+		off_t a = pos > CH ? pos - CH : 0;
+		size_t end = (size_t)(pos - a);
+		if (pread(fd, buf, end, a) != (ssize_t)end)
+			break;
+		while (end > 0) {
+			size_t i = end - 1;
+			while (i > 0 && buf[i - 1] != '\0')
+				i--;
+			if (i == 0 && a > 0)
+				break;   /* its start is in the chunk before */
+			struct snaprec r;
+			if (snapidx_decode(buf + i, end - i, &r) == 0)
+				undo(mod, obj, &r);
+			end = i;
+		}
+		if ((off_t)end == pos - a && a > 0 && end == CH)
+			break;   /* a record longer than a chunk: not one of ours */
+		pos = a + (off_t)end;
+	}
+	free(buf);
+	close(fd);
+	return 0;
+}
+
+int snapinc_recover(const struct jail *mod, int snaps, const char *tmpname)
+{
+	int dir = openat(snaps, tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return errno == ENOENT ? 0 : err_sys(-errno, "the unfinished push");
+	int obj = openat(dir, "o", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = obj < 0 ? 0 : undo_log(mod, dir, obj);
+	if (obj >= 0)
+		close(obj);
+	close(dir);
+	if (rc == 0)
+		rc = fs_remove_tree(snaps, tmpname);
+	return rc;
+}

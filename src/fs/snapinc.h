@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* The increment a push is writing: before the receiver replaces, deletes or
+ * changes the metadata of an entry in place, the entry's old state goes into
+ * the history (snapstore.h), and a new entry is noted as added. Every record
+ * is written to the push's log before the change it describes, so a push
+ * that is killed is undone from its log by the next one (snapinc_recover):
+ * a snapshot is all of a push or none of it. */
+#ifndef FERRY_FS_SNAPINC_H
+#define FERRY_FS_SNAPINC_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "fs/jail.h"
+#include "fs/snapstore.h"
+
+struct snapinc {
+	const struct jail *mod;   /* the module's jail: paths are relative to it */
+	int hist, snaps, lock;    /* owned fds */
+	int dir, obj, log;        /* the increment in progress: NAME.tmp, its o/, its log */
+	int record;               /* 0 before the first snapshot: nothing to keep */
+	uint32_t nobj;
+	uint64_t files, bytes;    /* changes seen */
+	char last[SNAP_NAME_MAX]; /* the latest snapshot's name, "" if none */
+	char client[SNAP_CLIENT_MAX + 1];
+};
+
+/* Locks the history (waiting for another push), undoes a push that did not
+ * finish, and starts a new increment. */
+int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client);
+/* Keeps the entry dirfd/name (module path `path`) as it is now: move = 1
+ * renames it into the history (it is being deleted); move = 0 links it (a
+ * non-directory about to be replaced by a rename over it). */
+int snapinc_keep(struct snapinc *s, int dirfd, const char *name, const char *path, int move);
+/* Notes that `path`, absent before this push, is about to be created. */
+int snapinc_added(struct snapinc *s, const char *path);
+/* Keeps the mode, owner and mtime an entry had (`old`, its stat) before they
+ * change in place. */
+int snapinc_meta(struct snapinc *s, const struct stat *old, const char *path);
+/* Counts a file written (its bytes), for the snapshot's info. */
+void snapinc_count(struct snapinc *s, uint64_t bytes);
+/* The push is complete: a snapshot named by the time now, if anything
+ * changed (*made = 1), else nothing. Unlocks. */
+int snapinc_commit(struct snapinc *s, int *made, char name[SNAP_NAME_MAX]);
+/* The push failed: everything it changed is undone now. Unlocks. */
+int snapinc_abort(struct snapinc *s);
+
+/* Undoes an unfinished push's increment `tmpname` in snaps (the lock held). */
+int snapinc_recover(const struct jail *mod, int snaps, const char *tmpname);
+
+#endif

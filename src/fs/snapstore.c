@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/snapstore.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/quote.h"
+#include "util/err.h"
+#include "util/readfile.h"
+
+#define TIME_LEN 18   /* "2026-12-03T091245Z" */
+
+static int open_sub(int at, const char *name, int create)
+{
+	if (create && mkdirat(at, name, 0700) < 0 && errno != EEXIST)
+		return err_sys(-errno, "creating %s", name);
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? err_sys(-errno, "%s", name) : fd;
+}
+
+int snapstore_open(int module_fd, int create, int *hist, int *snaps)
+{
+	*hist = *snaps = -1;
+	int h = open_sub(module_fd, SNAP_DIR, create);
+	if (h < 0)
+		return h;
+	int s = open_sub(h, "snaps", create);
+	if (s < 0) {
+		close(h);
+		return s;
+	}
+	*hist = h;
+	*snaps = s;
+	return 0;
+}
+
+int snapstore_lock(int hist, int exclusive)
+{
+	/* a reader may be confined to reading: the first push made the file */
+	int fd = exclusive ? openat(hist, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) :
+			     openat(hist, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(-errno, SNAP_DIR "/lock");
+	while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
+		if (errno == EINTR)
+			continue;
+		int e = -errno;
+		close(fd);
+		return err_sys(e, "locking " SNAP_DIR);
+	}
+	return fd;
+}
+
+int snapstore_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (n <= TIME_LEN + 1 || n >= SNAP_NAME_MAX || name[TIME_LEN] != '-')
+		return 0;
+	for (size_t i = 0; i < TIME_LEN; i++) {
+		char c = name[i];
+		int want_digit = !(i == 4 || i == 7 || i == 10 || i == 17);
+		if (want_digit ? !isdigit((unsigned char)c) :
+		    c != (i == 10 ? 'T' : i == 17 ? 'Z' : '-'))
+			return 0;
+	}
+	for (size_t i = TIME_LEN + 1; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '-')
+			return 0;
+	return 1;
+}
+
+static void time_part(char out[TIME_LEN + 1], int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(out, TIME_LEN + 1, "%Y-%m-%dT%H%M%SZ", &tm);
+}
+
+static int64_t time_of(const char *name)
+{
+	struct tm tm = { 0 };
+	if (sscanf(name, "%4d-%2d-%2dT%2d%2d%2dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm);
+}
+
+void snapstore_name(char out[SNAP_NAME_MAX], int64_t now, const char *client, const char *last)
+{
+	char tp[TIME_LEN + 1];
+
+	if (last && now <= time_of(last))
+		now = time_of(last) + 1;   /* a clock stepped back keeps the order */
+	time_part(tp, now);
+	snprintf(out, SNAP_NAME_MAX, "%s-%.*s", tp, SNAP_CLIENT_MAX, client);
+}
+
+int snapinfo_write(int dirfd, const struct snapinfo *si)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "time=%" PRId64 "\nclient=%s\nfiles=%" PRIu64
+			 "\nbytes=%" PRIu64 "\nruns=%u\n", si->time, si->client, si->files,
+			 si->bytes, si->runs);
+	int fd = openat(dirfd, "info", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return err_sys(-errno, "writing a snapshot's info");
+	int ok = write(fd, buf, (size_t)n) == n;
+	if (close(fd) < 0 || !ok)
+		return err_sys(-EIO, "writing a snapshot's info");
+	return 0;
+}
+
+static int parse_info(const char *text, struct snapinfo *si)
+{
+	int got = 0;
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		char line[128];
+		snprintf(line, sizeof line, "%.*s", (int)(len < 127 ? len : 127), l);
+		got += sscanf(line, "time=%" SCNd64, &si->time) == 1;
+		got += sscanf(line, "files=%" SCNu64, &si->files) == 1;
+		got += sscanf(line, "bytes=%" SCNu64, &si->bytes) == 1;
+		got += sscanf(line, "runs=%u", &si->runs) == 1;
+		if (!strncmp(line, "client=", 7))
+			snprintf(si->client, sizeof si->client, "%.*s", SNAP_CLIENT_MAX, line + 7);
+		l += len + (nl != NULL);
+	}
+	return got == 4 && si->runs < 1000000 ? 0 : -EBADMSG;
+}
+
+int snapinfo_read(int snaps, const char *name, struct snapinfo *si)
+{
+	char path[SNAP_NAME_MAX + 8], *text = NULL;
+	size_t len;
+
+	memset(si, 0, sizeof *si);
+	snprintf(si->name, sizeof si->name, "%s", name);
+	snprintf(path, sizeof path, "%s/info", name);
+	int fd = openat(snaps, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return err_sys(-errno, "snapshot %s: its info", name);
+	int rc = read_regular_fd(fd, 4096, &text, &len);
+	close(fd);
+	if (rc == 0) {
+		text[len < 4095 ? len : 4095] = '\0';
+		rc = parse_info(text, si);
+	}
+	free(text);
+	return rc < 0 ? err_set(rc, "snapshot %s: its info is damaged", name) : 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct snapinfo *)a)->name, ((const struct snapinfo *)b)->name);
+}
+
+int snapstore_list(int snaps, struct snapinfo **out, size_t *n)
+{
+	int fd = openat(snaps, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct snapinfo *v = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return err_sys(-errno, "listing snapshots");
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!snapstore_name_ok(e->d_name))
+			continue;   /* ".", "..", a push in progress (NAME.tmp) */
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct snapinfo *nv = realloc(v, cap * sizeof *v);
+			if (!nv) {
+				rc = err_set(-ENOMEM, "out of memory");
+				break;
+			}
+			v = nv;
+		}
+		if ((rc = snapinfo_read(snaps, e->d_name, &v[*n])) < 0)
+			break;
+		(*n)++;
+	}
+	closedir(d);
+	if (rc < 0) {
+		free(v);
+		*n = 0;
+		return rc;
+	}
+	if (*n)
+		qsort(v, *n, sizeof *v, by_name);
+	*out = v;
+	return 0;
+}
+
+int snapstore_select(const struct snapinfo *s, size_t n, const char *sel)
+{
+	char q[FS_QUOTE_BUF];
+	size_t len = strlen(sel);
+
+	if (!n)
+		return err_set(-ENOENT, "the module has no snapshots yet");
+	if (!len || !strcmp(sel, "latest"))
+		return (int)(n - 1);
+	if (sel[0] == '-') {
+		char *end;
+		unsigned long k = strtoul(sel + 1, &end, 10);
+		if (*end || end == sel + 1 || k >= n)
+			return err_set(-ENOENT, "snapshot %s: there are %zu snapshots", fs_quote(q, sel, len), n);
+		return (int)(n - 1 - k);
+	}
+	for (size_t i = n; i-- > 0;)
+		if (!strcmp(s[i].name, sel))
+			return (int)i;
+	if (len <= TIME_LEN && isdigit((unsigned char)sel[0]))   /* a time prefix: the newest at or before it */
+		for (size_t i = n; i-- > 0;)
+			if (strncmp(s[i].name, sel, len) <= 0)
+				return (int)i;
+	return err_set(-ENOENT, "no snapshot %s", fs_quote(q, sel, len));
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* A module's snapshot history (docs/DESIGN.md, "Snapshots"): reverse
+ * increments. The module's tree is always the latest snapshot, a plain tree;
+ * each push that changes it moves what it replaces or deletes into the
+ * history, so an older snapshot is the latest tree with the newer pushes'
+ * increments undone. The history lives in the module, hidden from its tree:
+ *
+ *   .ferry-history/lock            flock: a push holds it exclusively,
+ *                                  a snapshot read shared
+ *   .ferry-history/snaps/NAME/     one per snapshot: "info", and the increment
+ *                                  of the push that made it: idx.N (snapidx.h)
+ *                                  and o/OBJ (the entries it replaced)
+ *   .ferry-history/snaps/NAME.tmp/ the push in progress (its "log")
+ *   .ferry-history/view.PID/       a snapshot being read (snapview.h)
+ *
+ * NAME is the server's UTC time of the push and the client's key,
+ * "2026-12-03T091245Z-1a2b3c4d", strictly increasing. */
+#ifndef FERRY_FS_SNAPSTORE_H
+#define FERRY_FS_SNAPSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define SNAP_DIR ".ferry-history"
+#define SNAP_NAME_MAX 64
+#define SNAP_CLIENT_MAX 16
+
+struct snapinfo {
+	char name[SNAP_NAME_MAX];
+	int64_t time;              /* the server's, when the push committed */
+	char client[SNAP_CLIENT_MAX + 1];
+	uint64_t files, bytes;     /* entries the push changed, bytes it wrote */
+	unsigned runs;             /* its index's runs */
+};
+
+/* Opens (creating with create = 1) the module's history: *hist and
+ * *snaps become O_DIRECTORY fds. -ENOENT when absent and create = 0. */
+int snapstore_open(int module_fd, int create, int *hist, int *snaps);
+/* flock on the history's lock file: exclusive (a push) or shared (a read).
+ * Returns the fd holding it. */
+int snapstore_lock(int hist, int exclusive);
+
+/* The committed snapshots, oldest first (*out owned, *n of them). Each one's
+ * info is read; a snapshot whose info cannot be read is an error naming it. */
+int snapstore_list(int snaps, struct snapinfo **out, size_t *n);
+int snapinfo_read(int snaps, const char *name, struct snapinfo *si);
+int snapinfo_write(int dirfd, const struct snapinfo *si);
+
+/* A new snapshot's name for time `now` and client `client`, later than
+ * `last` (NULL: none). */
+void snapstore_name(char out[SNAP_NAME_MAX], int64_t now, const char *client,
+		    const char *last);
+/* 1 if `name` is one snapstore_name makes. */
+int snapstore_name_ok(const char *name);
+/* Which of the n snapshots `sel` means: "" or "latest", a name, "-N" (N
+ * pushes before the latest), or a prefix of a name's time ("2026-11-30",
+ * "2026-11-30T12"): the newest at or before it. The index, or -ENOENT
+ * (with a message naming sel). */
+int snapstore_select(const struct snapinfo *s, size_t n, const char *sel);
+
+#endif

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading an older snapshot: the entries it had under one path are linked
+ * into a view, .ferry-history/view.PID, mirroring the module's paths, and the
+ * ordinary sender reads the view. Linking costs one directory entry per file
+ * of what is read (no data is copied, no inode made except for directories)
+ * and never the whole history: each entry is looked up in the increments of
+ * the pushes after the snapshot, newest last, by binary search in their
+ * indexes (snapidx.h). The history must be locked (shared) while a view is
+ * made; once made it needs no lock: every inode it links is immutable (a
+ * push replaces files by renaming new ones over them). */
+#ifndef FERRY_FS_SNAPVIEW_H
+#define FERRY_FS_SNAPVIEW_H
+
+#include <stddef.h>
+
+#include "fs/jail.h"
+#include "fs/snapstore.h"
+
+/* Makes the view of snapshot list[k] (of n, oldest first) at module path
+ * `path` ("" = all of it) and opens *out as a jail on the view's root, in
+ * which `path` names what it named in the snapshot. -ENOENT if the
+ * snapshot had no `path`. */
+int snapview_make(const struct jail *mod, int hist, int snaps, const struct snapinfo *list,
+		  size_t n, size_t k, const char *path, struct jail *out);
+/* Removes this process's view, and any left by a session that is gone. */
+void snapview_clean(int hist);
+
+#endif
