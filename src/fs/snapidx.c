@@ -46,7 +46,8 @@ int snapidx_decode(const char *buf, size_t len, struct snaprec *out)
 
 	if (len < SNAPIDX_HEAD + 1 || buf[len - 1] != '\0' ||
 	    memchr(buf, '\0', len - 1) != NULL ||
-	    (buf[0] != SNAP_ADDED && buf[0] != SNAP_OLD && buf[0] != SNAP_META))
+	    (buf[0] != SNAP_ADDED && buf[0] != SNAP_OLD && buf[0] != SNAP_META &&
+	     buf[0] != SNAP_PARENT))
 		return err_set(-EBADMSG, "snapshot index: a malformed record");
 	memcpy(hex, buf + 1, 8);
 	hex[8] = '\0';
@@ -125,9 +126,13 @@ static int write_run(int dirfd, unsigned no, const char *buf, size_t len)
 		free(e);
 		return err_sys(-errno, "creating the snapshot index");
 	}
+	size_t last = n;   /* the last record kept */
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (i && !snapidx_cmp(e[i].rec + SNAPIDX_HEAD, e[i - 1].rec + SNAPIDX_HEAD))
+		if (e[i].rec[0] == SNAP_PARENT)
+			continue;
+		if (last < n && !snapidx_cmp(e[i].rec + SNAPIDX_HEAD, e[last].rec + SNAPIDX_HEAD))
 			continue;   /* the first touch of a path is what it was before */
+		last = i;
 		rc = write_all(fd, e[i].rec, e[i].len);
 	}
 	if (close(fd) < 0 && rc == 0)

@@ -19,6 +19,8 @@ enum snap_kind {
 	SNAP_ADDED = 'A',   /* absent before the push */
 	SNAP_OLD = 'O',     /* its old version, whole, is object OBJ */
 	SNAP_META = 'M',    /* the same entry, whose old mode, owner and mtime object OBJ has */
+	SNAP_PARENT = 'P',  /* log only: the directory holding it, as it was (entry OBJ of
+			     * the log's "dirs"), for undoing a push; never indexed */
 };
 
 struct snaprec {

@@ -27,6 +27,7 @@ static void close_fd(int *fd)
 
 static void release(struct snapinc *s)
 {
+	close_fd(&s->dirs);
 	close_fd(&s->log);
 	close_fd(&s->obj);
 	close_fd(&s->dir);
@@ -45,7 +46,8 @@ static int start(struct snapinc *s)
 	s->obj = openat(s->dir, "o", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	s->log = openat(s->dir, "log", O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
 			O_CLOEXEC, 0600);
-	if (s->obj < 0 || s->log < 0)
+	s->dirs = openat(s->dir, "dirs", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (s->obj < 0 || s->log < 0 || s->dirs < 0)
 		return err_sys(-errno, SNAP_DIR "/snaps/" TMP_NAME);
 	return 0;
 }
@@ -58,7 +60,7 @@ int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
 	int rc;
 
 	*s = (struct snapinc){ .mod = mod, .hist = -1, .snaps = -1, .lock = -1, .dir = -1,
-			       .obj = -1, .log = -1 };
+			       .obj = -1, .log = -1, .dirs = -1 };
 	snprintf(s->client, sizeof s->client, "%s", client);
 	if ((rc = snapstore_open(mod->root_fd, 1, &s->hist, &s->snaps)) < 0 ||
 	    (rc = s->lock = snapstore_lock(s->hist, 1)) < 0)
@@ -97,6 +99,44 @@ static void hex_of(char out[9], uint32_t obj)
 	snprintf(out, 9, "%08x", obj);
 }
 
+/* What a directory's undo needs: its mode, owner and mtime. */
+#define DIRREC 28
+
+static void dirrec_put(uint8_t *b, const struct stat *st)
+{
+	uint64_t v[3] = { (uint64_t)st->st_mode | (uint64_t)st->st_uid << 32,
+			  (uint64_t)st->st_gid | (uint64_t)st->st_mtim.tv_nsec << 32,
+			  (uint64_t)st->st_mtim.tv_sec };
+	memcpy(b, v, 24);
+	memcpy(b + 24, "dir\n", 4);
+}
+
+/* Before the first change in a directory (each time it is not the one
+ * changed last), its state goes to the log: undoing the push puts back its
+ * mtime too, which the changes in it moved. */
+static int note_parent(struct snapinc *s, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	uint8_t rec[DIRREC];
+	struct stat st;
+
+	if (strlen(s->parent) == n && !memcmp(s->parent, path, n) && s->ndirs)
+		return 0;
+	snprintf(s->parent, sizeof s->parent, "%.*s", (int)n, path);
+	int fd = n ? jail_open_dir(s->mod, s->parent, O_RDONLY) : dup(s->mod->root_fd);
+	if (fd < 0)
+		return 0;   /* nothing there to undo */
+	int ok = fstat(fd, &st) == 0;
+	close(fd);
+	if (!ok)
+		return 0;
+	dirrec_put(rec, &st);
+	if (pwrite(s->dirs, rec, DIRREC, (off_t)s->ndirs * DIRREC) != DIRREC)
+		return err_sys(-EIO, "writing the snapshot log");
+	return log_rec(s, SNAP_PARENT, s->ndirs++, path);
+}
+
 int snapinc_keep(struct snapinc *s, int dirfd, const char *name, const char *path, int move)
 {
 	char hex[9], q[FS_QUOTE_BUF];
@@ -105,6 +145,8 @@ int snapinc_keep(struct snapinc *s, int dirfd, const char *name, const char *pat
 	s->files++;
 	if (!s->record)
 		return move ? fs_remove_tree(dirfd, name) : 0;
+	if ((rc = note_parent(s, path)) < 0)
+		return rc;
 	uint32_t obj = s->nobj++;
 	hex_of(hex, obj);
 	if ((rc = log_rec(s, SNAP_OLD, obj, path)) < 0)
@@ -117,7 +159,10 @@ int snapinc_keep(struct snapinc *s, int dirfd, const char *name, const char *pat
 int snapinc_added(struct snapinc *s, const char *path)
 {
 	s->files++;
-	return s->record && path[0] ? log_rec(s, SNAP_ADDED, 0, path) : 0;
+	if (!s->record || !path[0])
+		return 0;
+	int rc = note_parent(s, path);
+	return rc < 0 ? rc : log_rec(s, SNAP_ADDED, 0, path);
 }
 
 /* An empty entry in o/ that has st's mode, owner and mtime. */
@@ -154,6 +199,8 @@ int snapinc_meta(struct snapinc *s, const struct stat *st, const char *path)
 	s->files++;
 	if (!s->record || !path[0])   /* the module's root: its metadata is not kept */
 		return 0;
+	if ((rc = note_parent(s, path)) < 0)
+		return rc;
 	uint32_t obj = s->nobj++;
 	hex_of(hex, obj);
 	if ((rc = log_rec(s, SNAP_META, obj, path)) < 0)
@@ -194,6 +241,7 @@ int snapinc_commit(struct snapinc *s, int *made, char name[SNAP_NAME_MAX])
 		return rc;
 	}
 	unlinkat(s->dir, "log", 0);
+	unlinkat(s->dir, "dirs", 0);
 	*made = 1;
 	snprintf(name, SNAP_NAME_MAX, "%s", si.name);
 	release(s);
@@ -227,12 +275,41 @@ static void undo_meta(int dfd, const char *leaf, int obj, const char *hex)
 		  AT_SYMLINK_NOFOLLOW);
 }
 
+/* A directory as it was before the push's first change in it. */
+static void undo_parent(const struct jail *mod, int dirs, const struct snaprec *r)
+{
+	const char *slash = strrchr(r->path, '/');
+	char dir[PATH_MAX_WIRE + 1];
+	uint8_t b[DIRREC];
+	uint64_t v[3];
+
+	if (dirs < 0 || pread(dirs, b, DIRREC, (off_t)r->obj * DIRREC) != DIRREC)
+		return;
+	memcpy(v, b, 24);
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - r->path) : 0, r->path);
+	int fd = dir[0] ? jail_open_dir(mod, dir, O_RDONLY) : dup(mod->root_fd);
+	if (fd < 0)
+		return;
+	struct timespec mt = { .tv_sec = (time_t)v[2], .tv_nsec = (long)(v[1] >> 32) };
+	if (fchown(fd, (uid_t)(v[0] >> 32), (gid_t)(uint32_t)v[1]) < 0) {
+		/* not root: the owner never changed */
+	}
+	fchmod(fd, (mode_t)(v[0] & 07777));
+	futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, mt });
+	close(fd);
+}
+
 /* One record, undone; what cannot be is said and passed over. */
-static void undo(const struct jail *mod, int obj, const struct snaprec *r)
+static void undo(const struct jail *mod, int obj, int dirs, const struct snaprec *r)
 {
 	char hex[9], q[FS_QUOTE_BUF];
 	const char *leaf;
 	struct stat st;
+
+	if (r->kind == SNAP_PARENT) {
+		undo_parent(mod, dirs, r);
+		return;
+	}
 
 	hex_of(hex, r->obj);
 	if (r->kind == SNAP_OLD && fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -256,16 +333,22 @@ static void undo(const struct jail *mod, int obj, const struct snaprec *r)
  * changed twice ends as it was before the first. */
 static int undo_log(const struct jail *mod, int dir, int obj)
 {
+	int dirs = openat(dir, "dirs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	enum { CH = 64 * 1024 };
 	int fd = openat(dir, "log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (dirs >= 0)
+			close(dirs);
 		return errno == ENOENT ? 0 : err_sys(-errno, "the snapshot log");
+	}
 	char *buf = malloc(CH);
 	if (!buf || fstat(fd, &st) < 0) {
 		free(buf);
 		close(fd);
+		if (dirs >= 0)
+			close(dirs);
 		return err_set(-ENOMEM, "out of memory");
 	}
 	off_t pos = st.st_size;
@@ -289,7 +372,7 @@ static int undo_log(const struct jail *mod, int dir, int obj)
 				break;   /* its start is in the chunk before */
 			struct snaprec r;
 			if (snapidx_decode(buf + i, end - i, &r) == 0)
-				undo(mod, obj, &r);
+				undo(mod, obj, dirs, &r);
 			end = i;
 		}
 		if ((off_t)end == pos - a && a > 0 && end == CH)
@@ -298,6 +381,8 @@ static int undo_log(const struct jail *mod, int dir, int obj)
 	}
 	free(buf);
 	close(fd);
+	if (dirs >= 0)
+		close(dirs);
 	return 0;
 }
 

@@ -18,6 +18,9 @@ struct snapinc {
 	const struct jail *mod;   /* the module's jail: paths are relative to it */
 	int hist, snaps, lock;    /* owned fds */
 	int dir, obj, log;        /* the increment in progress: NAME.tmp, its o/, its log */
+	int dirs;                 /* ... and the stats of the directories it changes */
+	uint32_t ndirs;
+	char parent[PATH_MAX_WIRE + 1];   /* the directory of the last change */
 	int record;               /* 0 before the first snapshot: nothing to keep */
 	uint32_t nobj;
 	uint64_t files, bytes;    /* changes seen */

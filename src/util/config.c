@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/retention.h"
 #include "util/filter.h"
 #include "util/privdrop.h"
 #include "util/readfile.h"
@@ -34,7 +35,8 @@ enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
 	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
 	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM, K_FAKE_SUPER,
-	K_SNAPSHOTS, K_APPEND_ONLY,
+	K_SNAPSHOTS, K_APPEND_ONLY, K_KEEP_LAST, K_KEEP_HOURLY, K_KEEP_DAILY, K_KEEP_WEEKLY,
+	K_KEEP_MONTHLY, K_KEEP_YEARLY, K_KEEP_WITHIN, K_PROTECT_WITHIN,
 	K_USER, K_GROUP, K_UID, K_GID,
 };
 
@@ -65,6 +67,14 @@ static const struct {
 	{ "fake super",         K_FAKE_SUPER, S_MODULE },
 	{ "snapshots",          K_SNAPSHOTS,  S_MODULE },
 	{ "append only",        K_APPEND_ONLY, S_MODULE },
+	{ "keep last",          K_KEEP_LAST,  S_MODULE },
+	{ "keep hourly",        K_KEEP_HOURLY, S_MODULE },
+	{ "keep daily",         K_KEEP_DAILY, S_MODULE },
+	{ "keep weekly",        K_KEEP_WEEKLY, S_MODULE },
+	{ "keep monthly",       K_KEEP_MONTHLY, S_MODULE },
+	{ "keep yearly",        K_KEEP_YEARLY, S_MODULE },
+	{ "keep within",        K_KEEP_WITHIN, S_MODULE },
+	{ "protect within",     K_PROTECT_WITHIN, S_MODULE },
 	{ "exclude",            K_EXCLUDE,    S_MODULE },
 	{ "exclude from",       K_EXCLUDE_FROM, S_MODULE },
 	{ "user",               K_USER,       S_GLOBAL },
@@ -79,8 +89,8 @@ struct pstate {
 	int line;
 	struct ferry_config *c;
 	struct module_cfg *mod;     /* NULL: in the global section */
-	unsigned global_seen;
-	unsigned mod_seen;
+	uint64_t global_seen;
+	uint64_t mod_seen;
 	size_t mod_cap;
 };
 
@@ -405,7 +415,7 @@ static int set_key(struct pstate *p, char *line)
 	struct module_cfg *m = p->mod;
 	char *eq = strchr(line, '=');
 	char *key, *val;
-	unsigned *seen;
+	uint64_t *seen;
 	int scope = m ? S_MODULE : S_GLOBAL;
 	size_t k;
 	long n;
@@ -430,9 +440,9 @@ static int set_key(struct pstate *p, char *line)
 		return err_set(-EINVAL, "%s:%d: key \"%s\" is not allowed in %s", p->file, p->line,
 			       key, m ? "a module section" : "the global section");
 	seen = m ? &p->mod_seen : &p->global_seen;
-	if (*seen & (1u << keys[k].id))
+	if (*seen & (1ull << keys[k].id))
 		return err_set(-EINVAL, "%s:%d: duplicate key \"%s\"", p->file, p->line, key);
-	*seen |= 1u << keys[k].id;
+	*seen |= 1ull << keys[k].id;
 
 	switch (keys[k].id) {
 	case K_LISTEN: {
@@ -539,6 +549,17 @@ static int set_key(struct pstate *p, char *line)
 		if (parse_bool(val, &m->fake_super) < 0)
 			return perr(p, "fake super: expected yes or no: ", val);
 		return 0;
+	case K_KEEP_LAST:
+	case K_KEEP_HOURLY:
+	case K_KEEP_DAILY:
+	case K_KEEP_WEEKLY:
+	case K_KEEP_MONTHLY:
+	case K_KEEP_YEARLY:
+	case K_KEEP_WITHIN:
+	case K_PROTECT_WITHIN:
+		if (retention_set(&m->keep, key, val) < 0)
+			return err_wrap(-EINVAL, "%s:%d", p->file, p->line);
+		return 0;
 	case K_SNAPSHOTS:
 		if (parse_bool(val, &m->snapshots) < 0)
 			return perr(p, "snapshots: expected yes or no: ", val);
@@ -562,7 +583,7 @@ static int set_key(struct pstate *p, char *line)
 			return 0;
 		}
 		g->uid = uid;
-		if (!(p->global_seen & (1u << K_GROUP)))
+		if (!(p->global_seen & (1ull << K_GROUP)))
 			g->gid = gid;
 		return set_str(&g->user, val, p);
 	}
@@ -611,7 +632,7 @@ static int check_ids(const struct pstate *p)
 {
 	const struct ferry_config *c = p->c;
 
-	if (!c->global.user && (p->global_seen & (1u << K_GROUP)))
+	if (!c->global.user && (p->global_seen & (1ull << K_GROUP)))
 		return err_set(-EINVAL, "%s: \"group\" without \"user\": the daemon would stay root",
 			       p->file);
 	if (c->global.user && c->global.gid == (gid_t)-1)

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer harness for what a snapshot reader takes from the disk: an
+ * increment's index (fs/snapidx.h; a damaged or hostile file must give
+ * "not found" or an error, never a crash or a loop) and a snapshot's info
+ * (fs/snapstore.h). The input is written as idx.0 and as info. */
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/snapidx.h"
+#include "fs/snapstore.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int dirfd_once(void)
+{
+	static int fd = -1;
+	static char dir[] = "/tmp/ferry-fuzz-snapidx-XXXXXX";
+
+	if (fd < 0 && mkdtemp(dir)) {
+		fd = open(dir, O_RDONLY | O_DIRECTORY);
+		mkdirat(fd, "2026-12-03T000000Z-fuzz", 0700);
+	}
+	return fd;
+}
+
+static int put(int dir, const char *name, const uint8_t *data, size_t size)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	int ok = write(fd, data, size) == (ssize_t)size;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int count(void *ctx, const char *name, size_t len)
+{
+	(void)name;
+	if (len == 0 || len > 4096)
+		abort();   /* a child's name is never empty, never a whole path */
+	++*(size_t *)ctx;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int dir = dirfd_once();
+	struct snapidx x;
+	struct snaprec r;
+	struct snapinfo si;
+	size_t kids = 0;
+
+	if (dir < 0 || put(dir, "idx.0", data, size) < 0)
+		return 0;
+	snapidx_decode((const char *)data, size, &r);
+	if (snapidx_open(&x, dir, 1) == 0) {
+		/* every NUL-terminated piece of the input is looked up as a path */
+		for (size_t off = 0; off < size;) {
+			const uint8_t *z = memchr(data + off, 0, size - off);
+			size_t len = z ? (size_t)(z - (data + off)) : size - off;
+			char p[4097];
+			if (len < sizeof p) {
+				memcpy(p, data + off, len);
+				p[len] = '\0';
+				if (snapidx_find(&x, p, &r) == 1 && strcmp(r.path, p))
+					abort();
+				snapidx_children(&x, p, count, &kids);
+			}
+			off += len + 1;
+		}
+		snapidx_children(&x, "", count, &kids);
+		snapidx_close(&x);
+	}
+	if (put(dir, "2026-12-03T000000Z-fuzz/info", data, size) == 0 &&
+	    snapinfo_read(dir, "2026-12-03T000000Z-fuzz", &si) == 0 && si.runs >= 1000000)
+		abort();
+	return 0;
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Issue 13: snapshots. A week of backups (tests/e2e/snapweek.py: rewrites,
+# adds, deletes, mode- and mtime-only changes, symlinks retargeted, whole
+# directories gone, a file that becomes a directory and back) pushed with
+# `-a --delete` to a module with `snapshots = yes`, one snapshot a day; then
+# every day restored with `pull HOST:MODULE@SNAP/` and compared, contents and
+# metadata, with what was pushed that day. At each protection level (the
+# full week at `none`, two days at the others). Then: reading one file,
+# selectors, what is refused, a push killed -9 (undone by the next one), and
+# two pushes at once (serialized).
+. "$(dirname "$0")/lib.sh"
+
+WEEK=$(dirname "$0")/snapweek.py
+SEED=${SNAP_SEED:-13}
+FILES=${SNAP_FILES:-300}
+mkdir -p "$T/mi" "$T/me" "$T/plain"
+write_config "snapshots = yes" \
+  "[mi]" "path = $T/mi" "protection = integrity" "snapshots = yes" \
+  "[me]" "path = $T/me" "protection = encrypt" "append only = yes" \
+  "[plain]" "path = $T/plain" "protection = none"
+start_server
+
+mpath() { if [ "$1" = m ]; then echo "$T/mod"; else echo "$T/$1"; fi; }
+nsnaps() { ferry_c ls "$(url "$1@")" | tail -n +2 | grep -c . || true; }
+snapname() { ferry_c ls "$(url "$1@")" | tail -n +2 | sed -n "$2p" | awk '{print $1}'; }
+
+# week MODULE DAYS: pushes DAYS days, keeps each day's tree, restores all
+week() {
+  local mod=$1 days=$2 src=$T/src-$1
+  python3 "$WEEK" init "$src" "$SEED" "$FILES"
+  for d in $(seq 0 $((days - 1))); do
+    [ "$d" = 0 ] || python3 "$WEEK" day "$src" "$SEED" "$d"
+    ferry_c push -a --delete "$src/" "$(url "$mod")/" > /dev/null || fail "$mod: push of day $d"
+    cp -a "$src" "$T/$mod-day$d"
+  done
+  [ "$(nsnaps "$mod")" = "$days" ] || fail "$mod: $(nsnaps "$mod") snapshots after $days pushes"
+  for d in $(seq 0 $((days - 1))); do
+    rm -rf "$T/r"
+    ferry_c pull -a "$(url "$mod@-$((days - 1 - d))")/" "$T/r" > /dev/null ||
+      fail "$mod: restore of day $d"
+    same_tree "$T/$mod-day$d" "$T/r"
+  done
+  # the latest is the module's plain tree
+  diff -r --no-dereference -x .ferry-history "$src" "$(mpath "$1")" > /dev/null ||
+    fail "$mod: the module's tree is not the last day's"
+}
+
+note "a week of snapshots at protection none, two days at integrity and encrypt"
+week m 7
+week mi 2
+week me 2
+
+note "nothing changed: no snapshot"
+ferry_c push -a --delete "$T/src-m/" "$(url m)/" > /dev/null || fail "no-op push"
+[ "$(nsnaps m)" = 7 ] || fail "an unchanged push made a snapshot"
+grep -q "nothing changed: no snapshot" "$T/server.log" || fail "the no-op push was not logged"
+
+note "selectors: a name, -N, latest, a date prefix; one file from the oldest"
+name2=$(snapname m 3)
+rm -rf "$T/r" && ferry_c pull -a "$(url "m@$name2")/" "$T/r" > /dev/null || fail "pull by name"
+same_tree "$T/m-day2" "$T/r"
+rm -rf "$T/r" && ferry_c pull -a "$(url "m@latest")/" "$T/r" > /dev/null || fail "pull @latest"
+same_tree "$T/m-day6" "$T/r"
+rm -rf "$T/r" && ferry_c pull -a "$(url "m@$(date -u +%Y-%m-%d)")/" "$T/r" > /dev/null ||
+  fail "pull by date"
+same_tree "$T/m-day6" "$T/r"
+one=$(cd "$T/m-day0" && find . -type f -size +1k | LC_ALL=C sort | head -n 1 | cut -c3-)
+rm -f "$T/one"
+ferry_c pull "$(url "m@-6/$one")" "$T/one" > /dev/null || fail "one file from day 0"
+cmp "$T/one" "$T/m-day0/$one" || fail "one file from day 0 differs"
+ferry_c ls "$(url "m@-6/$(dirname "$one")")" | grep -q " $(basename "$one")\$" ||
+  fail "ls of a directory in day 0 does not show $one"
+
+note "what is refused"
+# refused CMD...: the server refuses (exit 5, or 3 for a path it will not use)
+refused() {
+  local rc=0
+  "$@" > "$T/last.out" 2> "$T/last.err" || rc=$?
+  [ "$rc" = 5 ] || [ "$rc" = 3 ] || { cat "$T/last.err" >&2; fail "expected a refusal, got $rc: $*"; }
+  grep -q refused "$T/last.err" || fail "no refusal said: $(cat "$T/last.err")"
+}
+refused ferry_c push -a "$T/src-m/" "$(url m@latest)/"
+grep -q "a snapshot is never changed" "$T/last.err" || fail "push to a snapshot: $(cat "$T/last.err")"
+refused ferry_c push -a "$T/src-m/" "$(url m/.ferry-history)/"
+grep -q "snapshot history is not part" "$T/last.err" || fail "push into the history: $(cat "$T/last.err")"
+refused ferry_c pull -a "$(url m/.ferry-history/snaps)/" "$T/x"
+refused ferry_c ls "$(url "m@..")"
+refused ferry_c ls "$(url "m@-99")"
+grep -q "there are 7 snapshots" "$T/last.err" || fail "-99: $(cat "$T/last.err")"
+refused ferry_c ls "$(url "m@nosuch")"
+long=$(head -c 10000 /dev/zero | tr '\0' 'x')
+rc=0; ferry_c ls "$(url "m@$long")" > /dev/null 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "a 10,000-byte snapshot name was taken"
+refused ferry_c ls "$(url plain@)"
+grep -q "keeps no snapshots" "$T/last.err" || fail "plain@: $(cat "$T/last.err")"
+refused ferry_c push -a -b "$T/src-m/" "$(url m)/"
+rm -rf "$T/r" && refused ferry_c pull -a "$(url "m@-6/no/such/path")" "$T/r"
+grep -q "not in that snapshot" "$T/last.err" || fail "missing path: $(cat "$T/last.err")"
+# a tree that brings its own .ferry-history: not written, the real one intact
+mkdir -p "$T/evil/.ferry-history/snaps"
+echo forged > "$T/evil/.ferry-history/snaps/info"
+cp -a "$T/src-m/." "$T/evil/"
+ferry_c push -a "$T/evil/" "$(url m)/" > /dev/null || fail "push of a tree with .ferry-history"
+[ -e "$T/mod/.ferry-history/snaps/info" ] && fail "a pushed .ferry-history was written"
+[ "$(nsnaps m)" = 7 ] || fail "the history changed: $(nsnaps m) snapshots"
+ferry_c ls -r "$(url m)" | grep -q ferry-history && fail "ls shows the history"
+[ -z "$(ls -A "$T/mod/.ferry-history" | grep -v -e '^lock$' -e '^snaps$' -e '^view\.')" ] ||
+  fail "stray files in the history: $(ls -A "$T/mod/.ferry-history")"
+
+note "a push killed -9 (its session) is undone by the next push"
+session_pid() { sed -n 's/.*\] connection, pid \([0-9]*\)$/\1/p' "$T/server.log" | tail -n 1; }
+src=$T/src-m
+python3 "$WEEK" day "$src" "$SEED" 7
+head -c 8M /dev/urandom > "$src/zz-big"
+for k in 1 2 3; do
+  ferry_c push -a --delete --bwlimit 2M "$src/" "$(url m)/" > /dev/null 2>&1 &
+  cpid=$!
+  sleep "0.$((3 + RANDOM % 6))"
+  spid=$(session_pid)
+  kill -9 "$spid" 2> /dev/null || true
+  wait $cpid 2> /dev/null || true
+done
+[ "$(nsnaps m)" = 7 ] || fail "a killed push left a snapshot"
+grep -q "undoing a push to this module that did not finish" "$T/server.log" ||
+  fail "no killed push was undone"
+ferry_c push -a --delete "$src/" "$(url m)/" > /dev/null || fail "the push after the kills"
+[ "$(nsnaps m)" = 8 ] || fail "$(nsnaps m) snapshots after the push that followed the kills"
+diff -r --no-dereference -x .ferry-history "$src" "$T/mod" > /dev/null ||
+  fail "the module's tree is not what was pushed"
+for d in 0 3 6; do
+  rm -rf "$T/r" && ferry_c pull -a "$(url "m@-$((7 - d))")/" "$T/r" > /dev/null || fail "restore $d"
+  same_tree "$T/m-day$d" "$T/r"
+done
+
+note "two pushes at once: one after the other, each a whole snapshot"
+cp -a "$src" "$T/other" && rm -rf "$T/other/zz-big" && echo other > "$T/other/only-other"
+ferry_c push -a --delete --bwlimit 4M "$T/src-m/" "$(url m)/" > /dev/null &
+p1=$!
+sleep 0.2
+ferry_c push -a --delete "$T/other/" "$(url m)/" > /dev/null || fail "the second push"
+wait $p1 || fail "the first push"
+[ "$(nsnaps m)" -ge 9 ] || fail "$(nsnaps m) snapshots after two pushes at once"
+for k in -1 -0; do
+  rm -rf "$T/r" && ferry_c pull -a "$(url "m@$k")/" "$T/r" > /dev/null || fail "restore @$k"
+  diff -r --no-dereference "$T/r" "$T/other" > /dev/null 2>&1 ||
+    diff -r --no-dereference "$T/r" "$T/src-m" > /dev/null ||
+    fail "snapshot @$k is neither push's tree"
+done
+echo "ok"
