@@ -41,13 +41,17 @@ size_t snapidx_encode(char *buf, char kind, uint32_t obj, const char *path)
 
 int snapidx_decode(const char *buf, size_t len, struct snaprec *out)
 {
+	static const char kinds[] = { SNAP_ADDED, SNAP_OLD, SNAP_META, SNAP_PARENT, '\0' };
+	return snapidx_decode_kinds(buf, len, kinds, out);
+}
+
+int snapidx_decode_kinds(const char *buf, size_t len, const char *kinds, struct snaprec *out)
+{
 	char hex[9];
 	char *end;
 
 	if (len < SNAPIDX_HEAD + 1 || buf[len - 1] != '\0' ||
-	    memchr(buf, '\0', len - 1) != NULL ||
-	    (buf[0] != SNAP_ADDED && buf[0] != SNAP_OLD && buf[0] != SNAP_META &&
-	     buf[0] != SNAP_PARENT))
+	    memchr(buf, '\0', len - 1) != NULL || !buf[0] || !strchr(kinds, buf[0]))
 		return err_set(-EBADMSG, "snapshot index: a malformed record");
 	memcpy(hex, buf + 1, 8);
 	hex[8] = '\0';
@@ -191,23 +195,35 @@ out:
 
 /* --- reading ------------------------------------------------------------- */
 
-int snapidx_open(struct snapidx *x, int dirfd, unsigned runs)
+int snapidx_open(struct snapidx *x, int dirfd)
 {
+	size_t cap = 0;
+
 	x->n = 0;
-	x->run = runs ? calloc(runs, sizeof *x->run) : NULL;
-	if (runs && !x->run)
-		return err_set(-ENOMEM, "out of memory");
-	for (unsigned i = 0; i < runs; i++) {
+	x->run = NULL;
+	for (unsigned i = 0;; i++) {
 		char name[32];
 		struct stat st;
 		snprintf(name, sizeof name, "idx.%u", i);
 		int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT)
+			return 0;
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			int e = -errno;
 			if (fd >= 0)
 				close(fd);
 			snapidx_close(x);
 			return err_sys(e, "snapshot index %s", name);
+		}
+		if (x->n == cap) {
+			cap = cap ? cap * 2 : 4;
+			void *nr = realloc(x->run, cap * sizeof *x->run);
+			if (!nr) {
+				close(fd);
+				snapidx_close(x);
+				return err_set(-ENOMEM, "out of memory");
+			}
+			x->run = nr;
 		}
 		x->run[i].len = (size_t)st.st_size;
 		x->run[i].map = NULL;
@@ -228,7 +244,6 @@ int snapidx_open(struct snapidx *x, int dirfd, unsigned runs)
 			return err_set(-EBADMSG, "snapshot index %s: cut short", name);
 		}
 	}
-	return 0;
 }
 
 void snapidx_close(struct snapidx *x)
@@ -321,4 +336,76 @@ int snapidx_children(const struct snapidx *x, const char *dir, snapidx_child_fn 
 		}
 	}
 	return 0;
+}
+
+int snapidx_each(const struct snapidx *x, snapidx_rec_fn fn, void *ctx)
+{
+	for (unsigned i = 0; i < x->n; i++) {
+		const char *m = x->run[i].map;
+		size_t len = x->run[i].len;
+		for (size_t s = 0; m && s < len; s = rec_end(m, len, s)) {
+			struct snaprec r;
+			if (rec_at(m, len, s, &r) < 0)
+				return -EBADMSG;
+			int rc = fn(ctx, &r);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int snapidx_log_append(int fd, char kind, uint32_t obj, const char *path)
+{
+	char buf[SNAPIDX_HEAD + PATH_MAX_WIRE + 1];
+
+	if (strlen(path) > PATH_MAX_WIRE)
+		return err_set(-ENAMETOOLONG, "a snapshot log record too long");
+	size_t n = snapidx_encode(buf, kind, obj, path);
+	return write_all(fd, buf, n) < 0 ? err_sys(-EIO, "writing a snapshot log") : 0;
+}
+
+int snapidx_log_reverse(int fd, const char *kinds, snapidx_rec_fn fn, void *ctx)
+{
+	enum { CH = 64 * 1024 };
+	struct stat st;
+	char *buf = malloc(CH);
+	int rc = 0;
+
+	if (!buf || fstat(fd, &st) < 0) {
+		free(buf);
+		return err_set(-ENOMEM, "reading a snapshot log");
+	}
+	off_t pos = st.st_size;
+	while (pos > 0) {   /* a record cut at the end was never acted on */
+		char c;
+		if (pread(fd, &c, 1, pos - 1) != 1 || c == '\0')
+			break;
+		pos--;
+	}
+	while (pos > 0 && rc == 0) {
+		off_t a = pos > CH ? pos - CH : 0;
+		size_t end = (size_t)(pos - a);
+		if (pread(fd, buf, end, a) != (ssize_t)end) {
+			rc = err_sys(-EIO, "reading a snapshot log");
+			break;
+		}
+		size_t full = end;
+		while (end > 0 && rc == 0) {
+			size_t i = end - 1;
+			while (i > 0 && buf[i - 1] != '\0')
+				i--;
+			if (i == 0 && a > 0)
+				break;   /* its start is in the chunk before */
+			struct snaprec r;
+			if (snapidx_decode_kinds(buf + i, end - i, kinds, &r) == 0)
+				rc = fn(ctx, &r);
+			end = i;
+		}
+		if (end == full && a > 0)
+			break;   /* a record longer than a chunk: not one of ours */
+		pos = a + (off_t)end;
+	}
+	free(buf);
+	return rc;
 }

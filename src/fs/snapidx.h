@@ -35,11 +35,14 @@ int snapidx_cmp(const char *a, const char *b);
 /* Encodes a record into buf (at least SNAPIDX_HEAD + strlen(path) + 1 bytes);
  * returns its length. */
 size_t snapidx_encode(char *buf, char kind, uint32_t obj, const char *path);
-/* Decodes the record at buf[0..len); 0, or -EBADMSG naming `what`. */
+/* Decodes the record at buf[0..len) (kind A, O, M or P); 0 or -EBADMSG. */
 int snapidx_decode(const char *buf, size_t len, struct snaprec *out);
+/* The same with the kinds `kinds` allows (a journal's, snapprune.c). */
+int snapidx_decode_kinds(const char *buf, size_t len, const char *kinds, struct snaprec *out);
 
 /* Sorts the records of the open log into dirfd/idx.0 ... idx.N-1 (*runs = N),
- * each run sorted, equal paths within a run keeping the first. */
+ * each run sorted, equal paths within a run keeping the first. P records
+ * are left out. */
 int snapidx_build(int dirfd, int logfd, unsigned *runs);
 
 /* An increment's runs, mapped read-only (pages are read as looked at). */
@@ -48,7 +51,8 @@ struct snapidx {
 	struct { const char *map; size_t len; } *run;   /* owned */
 };
 
-int snapidx_open(struct snapidx *x, int dirfd, unsigned runs);
+/* Maps dirfd/idx.0, idx.1, ... (as many as there are). */
+int snapidx_open(struct snapidx *x, int dirfd);
 void snapidx_close(struct snapidx *x);
 /* The first record of `path` (earlier runs first): 1 and *out, or 0. */
 int snapidx_find(const struct snapidx *x, const char *path, struct snaprec *out);
@@ -57,5 +61,14 @@ int snapidx_find(const struct snapidx *x, const char *path, struct snaprec *out)
  * than once (once per run). Stops at fn's first nonzero return. */
 typedef int (*snapidx_child_fn)(void *ctx, const char *name, size_t len);
 int snapidx_children(const struct snapidx *x, const char *dir, snapidx_child_fn fn, void *ctx);
+
+/* Every record of every run, run by run (a path may come once per run). */
+typedef int (*snapidx_rec_fn)(void *ctx, const struct snaprec *r);
+int snapidx_each(const struct snapidx *x, snapidx_rec_fn fn, void *ctx);
+/* The records of a log (fd), last first, of the kinds `kinds`: a record cut
+ * by a kill at the end is left out (it was never acted on). */
+int snapidx_log_reverse(int fd, const char *kinds, snapidx_rec_fn fn, void *ctx);
+/* Appends a record to a log; 0 or <0. */
+int snapidx_log_append(int fd, char kind, uint32_t obj, const char *path);
 
 #endif

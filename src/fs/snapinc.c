@@ -13,6 +13,7 @@
 #include "fs/meta.h"
 #include "fs/quote.h"
 #include "fs/snapidx.h"
+#include "fs/snapprune.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -41,9 +42,9 @@ static int start(struct snapinc *s)
 	if (mkdirat(s->snaps, TMP_NAME, 0700) < 0)
 		return err_sys(-errno, SNAP_DIR "/snaps/" TMP_NAME);
 	s->dir = openat(s->snaps, TMP_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->dir < 0 || mkdirat(s->dir, "o", 0700) < 0)
+	if (s->dir < 0 || mkdirat(s->dir, "inc", 0700) < 0 || mkdirat(s->dir, "inc/o", 0700) < 0)
 		return err_sys(-errno, SNAP_DIR "/snaps/" TMP_NAME);
-	s->obj = openat(s->dir, "o", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	s->obj = openat(s->dir, "inc/o", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	s->log = openat(s->dir, "log", O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
 			O_CLOEXEC, 0600);
 	s->dirs = openat(s->dir, "dirs", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -70,7 +71,8 @@ int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
 		if ((rc = snapinc_recover(mod, s->snaps, TMP_NAME)) < 0)
 			goto fail;
 	}
-	if ((rc = snapstore_list(s->snaps, &list, &n)) < 0)
+	if ((rc = snapprune_settle(mod, s->snaps)) < 0 ||
+	    (rc = snapstore_list(s->snaps, &list, &n)) < 0)
 		goto fail;
 	if (n)
 		snprintf(s->last, sizeof s->last, "%s", list[n - 1].name);
@@ -86,12 +88,7 @@ fail:
 
 static int log_rec(struct snapinc *s, char kind, uint32_t obj, const char *path)
 {
-	char buf[SNAPIDX_HEAD + PATH_MAX_WIRE + 1];
-	size_t n = snapidx_encode(buf, kind, obj, path);
-
-	if (write(s->log, buf, n) != (ssize_t)n)
-		return err_sys(errno ? -errno : -EIO, "writing the snapshot log");
-	return 0;
+	return snapidx_log_append(s->log, kind, obj, path);
 }
 
 static void hex_of(char out[9], uint32_t obj)
@@ -230,7 +227,12 @@ int snapinc_commit(struct snapinc *s, int *made, char name[SNAP_NAME_MAX])
 	si.time = (int64_t)time(NULL);
 	snprintf(si.client, sizeof si.client, "%s", s->client);
 	snapstore_name(si.name, si.time, s->client, s->last[0] ? s->last : NULL);
-	if ((rc = snapidx_build(s->dir, s->log, &si.runs)) < 0 || (rc = snapinfo_write(s->dir, &si)) < 0) {
+	unsigned runs;
+	int inc = openat(s->dir, "inc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	rc = inc < 0 ? err_sys(-errno, "the new snapshot") : snapidx_build(inc, s->log, &runs);
+	if (inc >= 0)
+		close(inc);
+	if (rc < 0 || (rc = snapinfo_write(s->dir, &si)) < 0) {
 		snapinc_abort(s);
 		return rc;
 	}
@@ -329,61 +331,34 @@ static void undo(const struct jail *mod, int obj, int dirs, const struct snaprec
 	close(dfd);
 }
 
+struct undo_ctx {
+	const struct jail *mod;
+	int obj, dirs;
+};
+
+static int undo_one(void *ctx, const struct snaprec *r)
+{
+	struct undo_ctx *u = ctx;
+	undo(u->mod, u->obj, u->dirs, r);
+	return 0;
+}
+
 /* The log read from its end: the last change is undone first, so an entry
  * changed twice ends as it was before the first. */
 static int undo_log(const struct jail *mod, int dir, int obj)
 {
-	int dirs = openat(dir, "dirs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	enum { CH = 64 * 1024 };
+	static const char kinds[] = { SNAP_ADDED, SNAP_OLD, SNAP_META, SNAP_PARENT, '\0' };
+	struct undo_ctx u = { .mod = mod, .obj = obj,
+			      .dirs = openat(dir, "dirs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) };
 	int fd = openat(dir, "log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
+	int rc = fd < 0 ? (errno == ENOENT ? 0 : err_sys(-errno, "the snapshot log")) :
+			  snapidx_log_reverse(fd, kinds, undo_one, &u);
 
-	if (fd < 0) {
-		if (dirs >= 0)
-			close(dirs);
-		return errno == ENOENT ? 0 : err_sys(-errno, "the snapshot log");
-	}
-	char *buf = malloc(CH);
-	if (!buf || fstat(fd, &st) < 0) {
-		free(buf);
+	if (fd >= 0)
 		close(fd);
-		if (dirs >= 0)
-			close(dirs);
-		return err_set(-ENOMEM, "out of memory");
-	}
-	off_t pos = st.st_size;
-	/* a record cut by a kill was never acted on: it is dropped */
-	while (pos > 0) {
-		char c;
-		if (pread(fd, &c, 1, pos - 1) != 1 || c == '\0')
-			break;
-		pos--;
-	}
-	while (pos > 0) {
-		off_t a = pos > CH ? pos - CH : 0;
-		size_t end = (size_t)(pos - a);
-		if (pread(fd, buf, end, a) != (ssize_t)end)
-			break;
-		while (end > 0) {
-			size_t i = end - 1;
-			while (i > 0 && buf[i - 1] != '\0')
-				i--;
-			if (i == 0 && a > 0)
-				break;   /* its start is in the chunk before */
-			struct snaprec r;
-			if (snapidx_decode(buf + i, end - i, &r) == 0)
-				undo(mod, obj, dirs, &r);
-			end = i;
-		}
-		if ((off_t)end == pos - a && a > 0 && end == CH)
-			break;   /* a record longer than a chunk: not one of ours */
-		pos = a + (off_t)end;
-	}
-	free(buf);
-	close(fd);
-	if (dirs >= 0)
-		close(dirs);
-	return 0;
+	if (u.dirs >= 0)
+		close(u.dirs);
+	return rc;
 }
 
 int snapinc_recover(const struct jail *mod, int snaps, const char *tmpname)
@@ -391,7 +366,7 @@ int snapinc_recover(const struct jail *mod, int snaps, const char *tmpname)
 	int dir = openat(snaps, tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0)
 		return errno == ENOENT ? 0 : err_sys(-errno, "the unfinished push");
-	int obj = openat(dir, "o", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int obj = openat(dir, "inc/o", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = obj < 0 ? 0 : undo_log(mod, dir, obj);
 	if (obj >= 0)
 		close(obj);

@@ -111,8 +111,7 @@ int snapinfo_write(int dirfd, const struct snapinfo *si)
 {
 	char buf[256];
 	int n = snprintf(buf, sizeof buf, "time=%" PRId64 "\nclient=%s\nfiles=%" PRIu64
-			 "\nbytes=%" PRIu64 "\nruns=%u\n", si->time, si->client, si->files,
-			 si->bytes, si->runs);
+			 "\nbytes=%" PRIu64 "\n", si->time, si->client, si->files, si->bytes);
 	int fd = openat(dirfd, "info", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return err_sys(-errno, "writing a snapshot's info");
@@ -133,12 +132,11 @@ static int parse_info(const char *text, struct snapinfo *si)
 		got += sscanf(line, "time=%" SCNd64, &si->time) == 1;
 		got += sscanf(line, "files=%" SCNu64, &si->files) == 1;
 		got += sscanf(line, "bytes=%" SCNu64, &si->bytes) == 1;
-		got += sscanf(line, "runs=%u", &si->runs) == 1;
 		if (!strncmp(line, "client=", 7))
 			snprintf(si->client, sizeof si->client, "%.*s", SNAP_CLIENT_MAX, line + 7);
 		l += len + (nl != NULL);
 	}
-	return got == 4 && si->runs < 1000000 ? 0 : -EBADMSG;
+	return got == 3 ? 0 : -EBADMSG;
 }
 
 int snapinfo_read(int snaps, const char *name, struct snapinfo *si)
@@ -167,7 +165,28 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct snapinfo *)a)->name, ((const struct snapinfo *)b)->name);
 }
 
-int snapstore_list(int snaps, struct snapinfo **out, size_t *n)
+const char *snapinfo_dir(const struct snapinfo *si, char out[SNAP_NAME_MAX + 2])
+{
+	snprintf(out, SNAP_NAME_MAX + 2, "%s%s", si->name, si->hidden ? ".h" : "");
+	return out;
+}
+
+/* 1 for a snapshot's directory, 2 for a hidden one's, 0 for anything else. */
+static int entry_kind(const char *d)
+{
+	char base[SNAP_NAME_MAX];
+	size_t n = strlen(d);
+
+	if (snapstore_name_ok(d))
+		return 1;
+	if (n < 3 || n - 2 >= sizeof base || strcmp(d + n - 2, ".h"))
+		return 0;
+	memcpy(base, d, n - 2);
+	base[n - 2] = '\0';
+	return snapstore_name_ok(base) ? 2 : 0;
+}
+
+static int list_some(int snaps, int with_hidden, struct snapinfo **out, size_t *n)
 {
 	int fd = openat(snaps, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -183,8 +202,9 @@ int snapstore_list(int snaps, struct snapinfo **out, size_t *n)
 		return err_sys(-errno, "listing snapshots");
 	}
 	for (struct dirent *e; (e = readdir(d));) {
-		if (!snapstore_name_ok(e->d_name))
-			continue;   /* ".", "..", a push in progress (NAME.tmp) */
+		int kind = entry_kind(e->d_name);
+		if (!kind || (kind == 2 && !with_hidden))
+			continue;   /* ".", "..", a push in progress (new.tmp) */
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
 			struct snapinfo *nv = realloc(v, cap * sizeof *v);
@@ -196,6 +216,9 @@ int snapstore_list(int snaps, struct snapinfo **out, size_t *n)
 		}
 		if ((rc = snapinfo_read(snaps, e->d_name, &v[*n])) < 0)
 			break;
+		v[*n].hidden = kind == 2;
+		if (kind == 2)
+			v[*n].name[strlen(v[*n].name) - 2] = '\0';
 		(*n)++;
 	}
 	closedir(d);
@@ -208,6 +231,16 @@ int snapstore_list(int snaps, struct snapinfo **out, size_t *n)
 		qsort(v, *n, sizeof *v, by_name);
 	*out = v;
 	return 0;
+}
+
+int snapstore_list(int snaps, struct snapinfo **out, size_t *n)
+{
+	return list_some(snaps, 0, out, n);
+}
+
+int snapstore_chain(int snaps, struct snapinfo **out, size_t *n)
+{
+	return list_some(snaps, 1, out, n);
 }
 
 int snapstore_select(const struct snapinfo *s, size_t n, const char *sel)

@@ -7,11 +7,17 @@
  *
  *   .ferry-history/lock            flock: a push holds it exclusively,
  *                                  a snapshot read shared
- *   .ferry-history/snaps/NAME/     one per snapshot: "info", and the increment
- *                                  of the push that made it: idx.N (snapidx.h)
- *                                  and o/OBJ (the entries it replaced)
- *   .ferry-history/snaps/NAME.tmp/ the push in progress (its "log")
+ *   .ferry-history/snaps/NAME/     one per snapshot: "info", and in inc/ the
+ *                                  increment of the push that made it:
+ *                                  idx.N (snapidx.h) and o/OBJ (the entries
+ *                                  it replaced, as they were)
+ *   .ferry-history/snaps/new.tmp/  the push in progress (its "log")
+ *   .ferry-history/snaps/NAME.h/   a snapshot being deleted (snapprune.h)
  *   .ferry-history/view.PID/       a snapshot being read (snapview.h)
+ *
+ * An increment holds what the one before it had: reading snapshot K means
+ * undoing, newest last, the increments of every later entry (chain order,
+ * by name). The oldest snapshot's own increment is never read.
  *
  * NAME is the server's UTC time of the push and the client's key,
  * "2026-12-03T091245Z-1a2b3c4d", strictly increasing. */
@@ -31,7 +37,7 @@ struct snapinfo {
 	int64_t time;              /* the server's, when the push committed */
 	char client[SNAP_CLIENT_MAX + 1];
 	uint64_t files, bytes;     /* entries the push changed, bytes it wrote */
-	unsigned runs;             /* its index's runs */
+	int hidden;                /* NAME.h: being deleted (in a chain only) */
 };
 
 /* Opens (creating with create = 1) the module's history: *hist and
@@ -42,8 +48,12 @@ int snapstore_open(int module_fd, int create, int *hist, int *snaps);
 int snapstore_lock(int hist, int exclusive);
 
 /* The committed snapshots, oldest first (*out owned, *n of them). Each one's
- * info is read; a snapshot whose info cannot be read is an error naming it. */
+ * info is read; a snapshot whose info cannot be read is an error naming it.
+ * snapstore_chain also has those being deleted (hidden = 1), in place. */
 int snapstore_list(int snaps, struct snapinfo **out, size_t *n);
+int snapstore_chain(int snaps, struct snapinfo **out, size_t *n);
+/* The directory name of a chain entry (NAME or NAME.h), into out. */
+const char *snapinfo_dir(const struct snapinfo *si, char out[SNAP_NAME_MAX + 2]);
 int snapinfo_read(int snaps, const char *name, struct snapinfo *si);
 int snapinfo_write(int dirfd, const struct snapinfo *si);
 

@@ -21,7 +21,7 @@
 
 /* The increments that matter for snapshot k: those of the pushes after it. */
 struct inc {
-	const char *name;       /* into the caller's list */
+	char name[SNAP_NAME_MAX + 2];   /* its directory: NAME, or NAME.h */
 	struct snapidx idx;
 };
 
@@ -47,8 +47,8 @@ struct where {
 
 static int obj_dir(const struct view *v, size_t i)
 {
-	char p[SNAP_NAME_MAX + 4];
-	snprintf(p, sizeof p, "%s/o", v->inc[i].name);
+	char p[SNAP_NAME_MAX + 16];
+	snprintf(p, sizeof p, "%s/inc/o", v->inc[i].name);
 	int fd = openat(v->snaps, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? err_sys(-errno, "snapshot %s", v->inc[i].name) : fd;
 }
@@ -102,8 +102,8 @@ static void where_done(struct where *w)
 static int meta_of(const struct view *v, const struct where *w, struct stat *st)
 {
 	if (w->meta_inc >= 0) {
-		char p[SNAP_NAME_MAX + 16];
-		snprintf(p, sizeof p, "%s/o/%08x", v->inc[w->meta_inc].name, w->meta_obj);
+		char p[SNAP_NAME_MAX + 24];
+		snprintf(p, sizeof p, "%s/inc/o/%08x", v->inc[w->meta_inc].name, w->meta_obj);
 		if (fstatat(v->snaps, p, st, AT_SYMLINK_NOFOLLOW) == 0)
 			return 0;
 	}
@@ -296,15 +296,17 @@ static int open_incs(struct view *v, const struct snapinfo *list, size_t n, size
 	if (n - k - 1 && !v->inc)
 		return err_set(-ENOMEM, "out of memory");
 	for (size_t i = k + 1; i < n; i++) {
-		int dir = openat(v->snaps, list[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				 O_CLOEXEC);
-		int rc = dir < 0 ? err_sys(-errno, "snapshot %s", list[i].name) :
-				   snapidx_open(&v->inc[v->ninc].idx, dir, list[i].runs);
+		char d[SNAP_NAME_MAX + 8];
+		snprintf(d, sizeof d, "%s%s/inc", list[i].name, list[i].hidden ? ".h" : "");
+		int dir = openat(v->snaps, d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* an increment emptied by a deletion has no inc/ */
+		int rc = dir < 0 ? (errno == ENOENT ? 0 : err_sys(-errno, "snapshot %s", list[i].name)) :
+				   snapidx_open(&v->inc[v->ninc].idx, dir);
 		if (dir >= 0)
 			close(dir);
 		if (rc < 0)
 			return err_wrap(rc, "snapshot %s", list[i].name);
-		v->inc[v->ninc++].name = list[i].name;
+		snapinfo_dir(&list[i], v->inc[v->ninc++].name);
 	}
 	return 0;
 }

@@ -16,7 +16,8 @@
 #include "fs/jail.h"
 #include "fs/snapstore.h"
 
-/* Makes the view of snapshot list[k] (of n, oldest first) at module path
+/* Makes the view of snapshot list[k] (of a chain of n, oldest first:
+ * snapstore_chain) at module path
  * `path` ("" = all of it) and opens *out as a jail on the view's root, in
  * which `path` names what it named in the snapshot. -ENOENT if the
  * snapshot had no `path`. */

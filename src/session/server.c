@@ -275,6 +275,26 @@ static int confine(const struct server_ctx *sc, const struct m_request *rq, cons
 	return 0;
 }
 
+static void log_pruned(void *ctx, const struct snapinfo *s, unsigned why)
+{
+	(void)ctx;
+	if (!why)
+		log_info("prune: snapshot %s goes (no rule keeps it)", s->name);
+}
+
+/* The module's retention, once the client has all it needs: at the lowest
+ * priority, after the push's own work (fs/snapprune.h). */
+static void prune_after_push(struct conn *c, const struct jail *j, const struct module_cfg *mod)
+{
+	conn_flush(c);
+	snap_lowest_priority();
+	int n = snap_prune(j, &mod->keep, 0, log_pruned, NULL);
+	if (n < 0)
+		log_err("module '%s': prune: %s", mod->name, err_msg());
+	else if (n)
+		log_info("module '%s': prune: %d snapshot(s) deleted", mod->name, n);
+}
+
 int server_session(struct channel *ch, const struct server_ctx *sc)
 {
 	struct conn c = { .ch = ch };
@@ -353,6 +373,9 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc < 0)
 		/* a bad peer is a protocol error; anything else, the server's disk */
 		conn_fail(&c, rc == -EBADMSG ? REF_PROTOCOL : REF_IO, err_msg());
+	else if (rc == 0 && m->u.request.op == OP_PUSH && (mod->snapshots || mod->append_only) &&
+		 retention_any(&mod->keep))
+		prune_after_push(&c, &j, mod);
 	zdata_free(&c);
 	xfilter_free(&xf);
 	filter_free(mfl);

@@ -6,12 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fs/quote.h"
+#include "fs/snapprune.h"
 #include "fs/snapstore.h"
 #include "fs/snapview.h"
 #include "util/err.h"
+#include "util/log.h"
+#include "util/retention.h"
 
 int snap_split(char *module, char *sel)
 {
@@ -46,6 +52,31 @@ void snap_client_of(const char *fingerprint, char out[SNAP_CLIENT_MAX + 1])
 	out[n] = '\0';
 }
 
+/* snapstore_select among the chain's snapshots (the hidden left out): the
+ * chain index of the one sel means. */
+static int select_in_chain(const struct snapinfo *chain, size_t n, const char *sel)
+{
+	struct snapinfo *vis = malloc((n ? n : 1) * sizeof *vis);
+	size_t *at = malloc((n ? n : 1) * sizeof *at), nv = 0;
+	int k = -ENOMEM;
+
+	if (vis && at) {
+		for (size_t i = 0; i < n; i++)
+			if (!chain[i].hidden) {
+				vis[nv] = chain[i];
+				at[nv++] = i;
+			}
+		k = snapstore_select(vis, nv, sel);
+		if (k >= 0)
+			k = (int)at[k];
+	} else {
+		err_set(-ENOMEM, "out of memory");
+	}
+	free(vis);
+	free(at);
+	return k;
+}
+
 int snap_open(struct jail *j, const char *sel, const char *path)
 {
 	struct snapinfo *list = NULL;
@@ -55,9 +86,12 @@ int snap_open(struct jail *j, const char *sel, const char *path)
 
 	if ((rc = snapstore_open(j->root_fd, 0, &hist, &snaps)) < 0)
 		return rc == -ENOENT ? err_set(-ENOENT, "the module has no snapshots yet") : rc;
-	int lock = snapstore_lock(hist, 0);
-	rc = lock < 0 ? lock : snapstore_list(snaps, &list, &n);
-	int k = rc < 0 ? rc : snapstore_select(list, n, sel);
+	/* exclusive: a deletion cut short is finished first (fs/snapprune.h) */
+	int lock = snapstore_lock(hist, 1);
+	rc = lock < 0 ? lock : snapprune_settle(j, snaps);
+	if (rc >= 0)
+		rc = snapstore_chain(snaps, &list, &n);
+	int k = rc < 0 ? rc : select_in_chain(list, n, sel);
 	if (k < 0) {
 		rc = k;
 	} else if ((size_t)k + 1 < n) {
@@ -121,4 +155,100 @@ int snap_list_send(struct conn *c, const struct jail *mod)
 				     msg_type_name(m->type));
 	free(m);
 	return rc < 0 ? rc : 0;
+}
+
+/* The history, open and locked exclusively, settled. */
+static int open_locked(const struct jail *mod, int *hist, int *snaps, int *lock)
+{
+	int rc = snapstore_open(mod->root_fd, 0, hist, snaps);
+
+	*lock = -1;
+	if (rc < 0)
+		return rc == -ENOENT ? err_set(-ENOENT, "the module has no snapshots yet") : rc;
+	if ((rc = *lock = snapstore_lock(*hist, 1)) >= 0)
+		rc = snapprune_settle(mod, *snaps);
+	if (rc < 0) {
+		if (*lock >= 0)
+			close(*lock);
+		close(*snaps);
+		close(*hist);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static void close_locked(int hist, int snaps, int lock)
+{
+	close(lock);
+	close(snaps);
+	close(hist);
+}
+
+int snap_list(const struct jail *mod, struct snapinfo **list, size_t *n)
+{
+	int hist, snaps, lock;
+	int rc = open_locked(mod, &hist, &snaps, &lock);
+
+	*list = NULL;
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	rc = snapstore_list(snaps, list, n);
+	close_locked(hist, snaps, lock);
+	return rc;
+}
+
+int snap_delete(const struct jail *mod, const char *name)
+{
+	int hist, snaps, lock;
+	int rc = open_locked(mod, &hist, &snaps, &lock);
+
+	if (rc < 0)
+		return rc;
+	rc = snapprune_delete(mod, snaps, name);
+	close_locked(hist, snaps, lock);
+	return rc;
+}
+
+int snap_prune(const struct jail *mod, const struct retention *r, int dry, snap_report_fn fn,
+	       void *ctx)
+{
+	struct snapinfo *list = NULL;
+	size_t n = 0;
+	int rc = snap_list(mod, &list, &n), deleted = 0;
+
+	if (rc < 0)
+		return rc;
+	int64_t *times = malloc((n ? n : 1) * sizeof *times);
+	unsigned *why = malloc((n ? n : 1) * sizeof *why);
+	if (!times || !why) {
+		rc = err_set(-ENOMEM, "out of memory");
+		n = 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		times[i] = list[i].time;
+	retention_apply(r, times, n, (int64_t)time(NULL), why);
+	for (size_t i = 0; i < n; i++)
+		if (fn)
+			fn(ctx, &list[i], why[i]);
+	for (size_t i = 0; !dry && rc >= 0 && i < n; i++) {
+		if (why[i])
+			continue;
+		if ((rc = snap_delete(mod, list[i].name)) == 0)
+			deleted++;
+	}
+	free(times);
+	free(why);
+	free(list);
+	return rc < 0 ? rc : deleted;
+}
+
+void snap_lowest_priority(void)
+{
+	if (setpriority(PRIO_PROCESS, 0, 19) < 0)
+		log_debug("prune: nice: %s", strerror(errno));
+#ifdef SYS_ioprio_set
+	/* IOPRIO_WHO_PROCESS = 1; class idle (3) in the top bits */
+	if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) < 0)
+		log_debug("prune: ionice idle: %s", strerror(errno));
+#endif
 }

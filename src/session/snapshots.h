@@ -29,4 +29,20 @@ int snap_open(struct jail *j, const char *sel, const char *path);
  * and RESULT, as a listing ends. */
 int snap_list_send(struct conn *c, const struct jail *mod);
 
+/* Retention, applied on the box (util/retention.h) to the server's own
+ * receive times: fn(ctx, snapshot, why) for each (why 0: it goes); unless
+ * dry, those not kept are deleted, oldest first, each one under the lock on
+ * its own, so that a push waits for one deletion at most. The number
+ * deleted, or <0. */
+struct retention;
+typedef void (*snap_report_fn)(void *ctx, const struct snapinfo *s, unsigned why);
+int snap_prune(const struct jail *mod, const struct retention *r, int dry, snap_report_fn fn,
+	       void *ctx);
+/* Deletes one snapshot by name (fs/snapprune.h). */
+int snap_delete(const struct jail *mod, const char *name);
+/* The module's snapshots, oldest first (*list owned), after settling. */
+int snap_list(const struct jail *mod, struct snapinfo **list, size_t *n);
+/* The lowest CPU and I/O priority, for a prune: it must not slow a session. */
+void snap_lowest_priority(void);
+
 #endif

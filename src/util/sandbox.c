@@ -245,6 +245,13 @@ static int seccomp_filter(int devices)
 	const struct scmp_arg_cmp pid0 = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0, .datum_b = 0 };
 	if (rc == 0 && (nr = seccomp_syscall_resolve_name("prlimit64")) != __NR_SCMP_ERROR)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &pid0);
+	/* its own CPU and I/O priority only (who = 0): a prune after a push
+	 * lowers them (session/snapshots.c) */
+	const struct scmp_arg_cmp who0 = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = 0, .datum_b = 0 };
+	static const char *const prio[] = { "setpriority", "ioprio_set" };
+	for (size_t i = 0; rc == 0 && i < sizeof prio / sizeof *prio; i++)
+		if ((nr = seccomp_syscall_resolve_name(prio[i])) != __NR_SCMP_ERROR)
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &who0);
 	/* mknod: FIFOs, sockets and regular files; devices only when the session
 	 * may make them (a root daemon receiving -D without fake super) */
 	static const unsigned node_types[] = { S_IFIFO, S_IFSOCK, S_IFREG, S_IFCHR, S_IFBLK };
