@@ -4,6 +4,7 @@
  *   ferry admin list   MODULE|DIR
  *   ferry admin prune  MODULE|DIR [--dry-run] [--keep-last N] ... [--protect-within D]
  *   ferry admin delete MODULE|DIR SNAPSHOT
+ *   ferry admin verify MODULE|DIR [--if-older D] [--restart]
  * MODULE is a module of the config (--config, default /etc/ferry/ferry.conf),
  * whose retention rules prune applies; DIR (anything with a '/') is a
  * module's path, whose rules come from the options alone. */
@@ -12,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "fs/jail.h"
 #include "fs/snapstore.h"
 #include "session/snapshots.h"
+#include "session/snapverify.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/retention.h"
@@ -24,7 +27,8 @@
 #define DEFAULT_CONFIG "/etc/ferry/ferry.conf"
 
 static const char USAGE[] =
-	"usage: ferry admin list|prune|delete MODULE|DIR [SNAPSHOT] [--config FILE] [--dry-run]\n"
+	"usage: ferry admin list|prune|delete|verify MODULE|DIR [SNAPSHOT] [--config FILE]\n"
+	"       [--dry-run] [--if-older D] [--restart]\n"
 	"       [--keep-last N] [--keep-hourly N] [--keep-daily N] [--keep-weekly N]\n"
 	"       [--keep-monthly N] [--keep-yearly N] [--keep-within D] [--protect-within D]";
 
@@ -61,6 +65,40 @@ static void on_decision(void *ctx, const struct snapinfo *s, unsigned why)
 		p->drop++;
 	}
 	print_snap(s, what);
+}
+
+static void on_bad(void *ctx, const char *where, const char *path)
+{
+	(void)ctx;
+	printf("DAMAGED: %s: %s\n", where, path);
+	fflush(stdout);
+}
+
+/* The progress line, as a transfer's: on a terminal, rewritten in place. */
+static void on_progress(void *ctx, const struct verify_report *r, double secs)
+{
+	(void)ctx;
+	if (!isatty(2))
+		return;
+	fprintf(stderr, "\rverify: %llu files, %.1f MB, %.1f MB/s, %llu damaged   ",
+		(unsigned long long)r->files, (double)r->bytes / 1e6,
+		secs > 0 ? (double)r->bytes / 1e6 / secs : 0.0, (unsigned long long)r->bad);
+}
+
+/* The end of a pass: 0, or EXIT_PARTIAL when something was damaged. */
+static int verify_summary(const struct verify_report *r)
+{
+	if (isatty(2))
+		fputc('\n', stderr);
+	if (r->skipped_run) {
+		printf("verify: the last full pass is recent enough (--if-older): nothing read\n");
+		return 0;
+	}
+	printf("verify: %llu files, %llu bytes read; %llu damaged; %llu without a recorded "
+	       "hash%s\n", (unsigned long long)r->files, (unsigned long long)r->bytes,
+	       (unsigned long long)r->bad, (unsigned long long)r->unhashed,
+	       r->skipped ? " (a resumed pass: the files before where it stopped were not read)" : "");
+	return r->bad ? EXIT_PARTIAL : 0;
 }
 
 /* The module's path (and its rules) from the config, or the directory. */
@@ -103,11 +141,14 @@ int cmd_admin(int argc, char **argv)
 		{ "keep-yearly", required_argument, NULL, 6 },
 		{ "keep-within", required_argument, NULL, 7 },
 		{ "protect-within", required_argument, NULL, 8 },
+		{ "if-older", required_argument, NULL, 'o' },
+		{ "restart", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *keys[] = { "", "keep last", "keep hourly", "keep daily", "keep weekly",
 				      "keep monthly", "keep yearly", "keep within", "protect within" };
 	struct retention keep = { 0 }, given = { 0 };
+	struct verify_opts vo = { .bad = on_bad, .progress = on_progress };
 	const char *config = DEFAULT_CONFIG;
 	int dry = 0, ch, any_given = 0;
 
@@ -117,6 +158,11 @@ int cmd_admin(int argc, char **argv)
 			config = optarg;
 		} else if (ch == 'n') {
 			dry = 1;
+		} else if (ch == 'o') {
+			if (retention_duration(optarg, &vo.if_older) < 0)
+				return die_msg("--if-older: %s", err_msg()), EXIT_USAGE;
+		} else if (ch == 'r') {
+			vo.restart = 1;
 		} else if (ch >= 1 && ch <= 8) {
 			if (retention_set(&given, keys[ch], optarg) < 0)
 				return die_msg("--%s: %s", opts[ch + 1].name, err_msg()), EXIT_USAGE;
@@ -129,7 +175,8 @@ int cmd_admin(int argc, char **argv)
 		return die_msg("%s", USAGE), EXIT_USAGE;
 	const char *cmd = argv[optind], *target = argv[optind + 1];
 	int want_args = !strcmp(cmd, "delete") ? 3 : 2;
-	if ((strcmp(cmd, "list") && strcmp(cmd, "prune") && strcmp(cmd, "delete")) ||
+	if ((strcmp(cmd, "list") && strcmp(cmd, "prune") && strcmp(cmd, "delete") &&
+	     strcmp(cmd, "verify")) ||
 	    argc - optind != want_args)
 		return die_msg("%s", USAGE), EXIT_USAGE;
 
@@ -151,6 +198,15 @@ int cmd_admin(int argc, char **argv)
 			for (size_t i = 0; i < n; i++)
 				print_snap(&list[i], "");
 			free(list);
+		}
+	} else if (!strcmp(cmd, "verify")) {
+		struct verify_report r;
+		snap_lowest_priority();
+		if ((rc = snap_verify(&j, &vo, &r)) == 0)
+			rc = verify_summary(&r);
+		if (rc > 0) {
+			jail_close(&j);
+			return rc;
 		}
 	} else if (!strcmp(cmd, "delete")) {
 		if ((rc = snap_delete(&j, argv[optind + 2])) == 0)

@@ -23,7 +23,8 @@ static const struct command {
 	{ "ls", cmd_ls, "ls [OPTIONS] HOST:MODULE[/PATH]" },
 	{ "keygen", cmd_keygen, "keygen [-f FILE] [-C COMMENT] [--force]" },
 	{ "known-hosts", cmd_known_hosts, "known-hosts --remove HOST [--known-hosts FILE]" },
-	{ "admin", cmd_admin, "admin list|prune|delete MODULE|DIR [SNAPSHOT] [--config FILE] [--dry-run]\n"
+	{ "admin", cmd_admin, "admin list|prune|delete|verify MODULE|DIR [SNAPSHOT] [--config FILE]\n"
+	  "                [--dry-run] [--if-older D] [--restart]\n"
 	  "                [--keep-last|hourly|daily|weekly|monthly|yearly N] [--keep-within D]\n"
 	  "                [--protect-within D]" },
 	{ "bench", cmd_bench, "bench disk PATH | crypto [--size SIZE] [--seconds N] [--json] [--svg FILE]" },

@@ -246,6 +246,8 @@ int afile_write(struct afile *f, const void *p, size_t n)
 		return err_set(-EBADF, "write: file is not open");
 	if ((uintmax_t)n > (uintmax_t)(INTMAX_MAX - f->pos))
 		return err_set(-EFBIG, "write %s: file too large", f->final);
+	if (f->tap)
+		f->tap(f->tap_ctx, p, n);
 	while (n > 0) {
 		size_t room = f->buf_cap - f->buf_len;
 		if (f->buf_len == 0 && n >= AFILE_DIRECT_MIN) {
@@ -285,6 +287,7 @@ int afile_direct_fd(struct afile *f)
 {
 	if (f->fd < 0)
 		return err_set(-EBADF, "write: file is not open");
+	f->tap_lost = 1;
 	int r = flush_buf(f);
 	return r < 0 ? r : f->fd;
 }
@@ -307,6 +310,8 @@ int afile_skip(struct afile *f, off_t n)
 			       (intmax_t)n);
 	if (n == 0)
 		return 0;
+	if (f->tap)
+		f->tap(f->tap_ctx, NULL, (uint64_t)n);
 	r = flush_buf(f);
 	if (r < 0)
 		return r;

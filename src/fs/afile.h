@@ -32,6 +32,11 @@ struct afile {
 	off_t dropped;         /* written back and dropped from the cache up to here */
 	int partial;           /* tmp is the file's partial name (fs/partial.h) */
 	struct writer_opts opts;
+	/* sees every byte written, in order (p NULL: n zero bytes of a hole),
+	 * e.g. to hash it; tap_lost once data went around it (splice) */
+	void (*tap)(void *ctx, const void *p, uint64_t n);
+	void *tap_ctx;
+	int tap_lost;
 };
 
 /* Creates the temporary file in dirfd (O_EXCL | O_NOFOLLOW, 0600); `name` is

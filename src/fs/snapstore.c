@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "fs/quote.h"
@@ -267,4 +268,33 @@ int snapstore_select(const struct snapinfo *s, size_t n, const char *sel)
 			if (strncmp(s[i].name, sel, len) <= 0)
 				return (int)i;
 	return err_set(-ENOENT, "no snapshot %s", fs_quote(q, sel, len));
+}
+
+int snaphash_put(int fd, const uint8_t hash[16], int64_t when)
+{
+	uint8_t v[24];
+
+	memcpy(v, hash, 16);
+	for (int i = 0; i < 8; i++)
+		v[16 + i] = (uint8_t)((uint64_t)when >> (56 - 8 * i));
+	if (fsetxattr(fd, SNAP_HASH_XATTR, v, sizeof v, 0) < 0)
+		return errno == ENOTSUP ? 0 : err_sys(-errno, "recording a file's hash");
+	return 0;
+}
+
+int snaphash_get(int fd, uint8_t hash[16], int64_t *when)
+{
+	uint8_t v[24];
+	ssize_t n = fgetxattr(fd, SNAP_HASH_XATTR, v, sizeof v);
+
+	if (n < 0)
+		return errno == ENODATA || errno == ENOTSUP ? 0 : err_sys(-errno, "a file's hash");
+	if (n != (ssize_t)sizeof v)
+		return 0;
+	memcpy(hash, v, 16);
+	uint64_t t = 0;
+	for (int i = 0; i < 8; i++)
+		t = t << 8 | v[16 + i];
+	*when = (int64_t)t;
+	return 1;
 }

@@ -69,4 +69,13 @@ int snapstore_name_ok(const char *name);
  * (with a message naming sel). */
 int snapstore_select(const struct snapinfo *s, size_t n, const char *sel);
 
+/* What a snapshot module's receiver records on every file it writes, for
+ * verify: the xattr user.ferry.h, the xxh3-128 of the file's bytes (16,
+ * canonical) and the time it was written (8, big-endian). Names under
+ * user.ferry. are ferry's own: never sent or removed by -X. */
+#define SNAP_HASH_XATTR "user.ferry.h"
+int snaphash_put(int fd, const uint8_t hash[16], int64_t when);
+/* 1 and the hash and time, 0 if the file has none, <0 on error. */
+int snaphash_get(int fd, uint8_t hash[16], int64_t *when);
+
 #endif

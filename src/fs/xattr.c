@@ -82,6 +82,8 @@ void xattr_buf_free(struct xattr_buf *b)
 
 static int in_ns(const char *shown, unsigned ns)
 {
+	if (!strncmp(shown, "user.ferry.", 11))
+		return 0;   /* ferry's own (a partial's source, a stored file's hash) */
 	if ((ns & XA_NOCAPS) && !strcmp(shown, "security.capability"))
 		return 0;
 	if (!strncmp(shown, "user.", 5))

@@ -14,9 +14,11 @@
 #include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "fs/dirlist.h"
 #include "fs/snapinc.h"
+#include "fs/snapstore.h"
 #include "fs/meta.h"
 #include "fs/sync.h"
 #include "fs/xattr.h"
@@ -117,6 +119,7 @@ struct receiver {
 	char data_dir[PATH_MAX_WIRE + 1];
 	int data_fd;
 	struct xmeta_dst xd;    /* -o, -g, -X, -A, fake super: the XMETA held */
+	XXH3_state_t *xh;       /* a snapshot's push: the hash of the file being written */
 	struct hlinks hl;       /* -H: the link groups still open */
 	struct msg m;
 };
@@ -1338,6 +1341,8 @@ static off_t prealloc_hint(int dfd, uint64_t announced, uint64_t entry_size)
 	return n > (uint64_t)INT64_MAX ? 0 : (off_t)n;
 }
 
+static void record_hash(struct afile *f);
+
 /* A complete, verified file goes into place (after -b kept the old one). */
 static void commit_file(struct receiver *r, struct afile *f, const struct m_file_begin *fb,
 			int dfd, const char *leaf, const char *wpath, uint64_t size)
@@ -1356,6 +1361,8 @@ static void commit_file(struct receiver *r, struct afile *f, const struct m_file
 	}
 	if (r->o->snap)
 		snapinc_count(r->o->snap, size);
+	if (r->o->snap)
+		record_hash(f);
 	if ((r->xd.have || r->o->fake_super) && afile_flush(f) == 0) {
 		/* after the last write: a write clears a file capability */
 		struct xa_at at = { .fd = f->fd, .dirfd = -1, .name = NULL };
@@ -1541,6 +1548,30 @@ static void reopen_bases(struct receiver *r, const struct want *w, int dfd, cons
 
 /* The temporary the data goes to: under the partial name when resume is on
  * (*stale: another partial holds that name). */
+/* A snapshot module keeps each file's hash (fs/snapstore.h: verify). */
+static void hash_tap(void *ctx, const void *p, uint64_t n)
+{
+	static const uint8_t zeros[65536];
+
+	if (p) {
+		XXH3_128bits_update(ctx, p, (size_t)n);
+		return;
+	}
+	for (; n; n -= n < sizeof zeros ? n : sizeof zeros)
+		XXH3_128bits_update(ctx, zeros, n < sizeof zeros ? (size_t)n : sizeof zeros);
+}
+
+static void record_hash(struct afile *f)
+{
+	XXH128_canonical_t c;
+
+	if (!f->tap || f->tap_lost)
+		return;   /* spliced (--no-verify): verify will say it has no hash */
+	XXH128_canonicalFromHash(&c, XXH3_128bits_digest(f->tap_ctx));
+	if (snaphash_put(f->fd, c.digest, (int64_t)time(NULL)) < 0)
+		log_warn("%s", err_msg());
+}
+
 static int open_target(struct receiver *r, struct afile *f, const struct m_file_begin *fb,
 		       const struct want *w, int dfd, const char *leaf, int *stale)
 {
@@ -1555,6 +1586,11 @@ static int open_target(struct receiver *r, struct afile *f, const struct m_file_
 	}
 	if (resume_on(r) && (off_t)fb->size >= RESUME_MIN)
 		*stale = !afile_make_partial(f, &id);
+	if (r->o->snap && (r->xh || (r->xh = XXH3_createState())) &&
+	    XXH3_128bits_reset(r->xh) == XXH_OK) {
+		f->tap = hash_tap;
+		f->tap_ctx = r->xh;
+	}
 	return 1;
 }
 
@@ -1711,6 +1747,7 @@ static void cleanup(struct receiver *r)
 {
 	local_clear(r);
 	free(r->open_dirs);
+	XXH3_freeState(r->xh);
 	while (r->nredo)
 		free(r->redo[--r->nredo].path);
 	for (size_t i = 0; i < r->nfailed; i++)
