@@ -70,13 +70,48 @@ rev_wall=$(secs "$t0" "$t1") rev_inodes=$((i1 - i0))
 t0=$(now); rm -rf "$M/history/snap0"; sync; t1=$(now)
 rev_rm=$(secs "$t0" "$t1")
 
+# --- ferry: the real store (a module with `snapshots = yes`), pushed over
+# loopback: a first push, CHANGED files changed, a second push (the snapshot),
+# then `ferry admin delete` of the first snapshot (the oldest)
+FERRY=${FERRY:-$(dirname "$0")/../build/ferry}
+ferry_row=""
+if [ -x "$FERRY" ]; then
+  FH=$W/fh && mkdir -p "$FH/home" "$M/fmod" && chmod 700 "$FH/home"
+  "$FERRY" keygen -f "$FH/home/id_ferry" > /dev/null 2>&1
+  cp "$FH/home/id_ferry.pub" "$FH/ak"
+  printf '[global]\nlisten = 127.0.0.1:0\nhost key = %s/hk\nauthorized keys = %s/ak\nnice = 0\n[m]\npath = %s\nprotection = none\nsnapshots = yes\n' \
+    "$FH" "$FH" "$M/fmod" > "$FH/ferry.conf"
+  FERRY_HOME=$FH/home "$FERRY" serve --config "$FH/ferry.conf" -v 2> "$FH/log" &
+  fpid=$!
+  for _ in $(seq 1 100); do
+    fport=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$FH/log" | head -n1)
+    [ -n "$fport" ] && break
+    sleep 0.05
+  done
+  fpush() { FERRY_HOME=$FH/home "$FERRY" push --identity "$FH/home/id_ferry" \
+    --known-hosts "$FH/home/kh" --accept-new -a --delete "$M/src/" "ferry://127.0.0.1:$fport/m/" > /dev/null 2>&1; }
+  fpush
+  change_src
+  i0=$(inodes); t0=$(now); fpush; sync; t1=$(now); i1=$(inodes)
+  f_wall=$(secs "$t0" "$t1") f_inodes=$((i1 - i0))
+  t0=$(now); fpush; t1=$(now)
+  f_noop=$(secs "$t0" "$t1")
+  first=$("$FERRY" admin list "$M/fmod" | sed -n 2p | awk '{print $1}')
+  t0=$(now); "$FERRY" admin delete "$M/fmod" "$first" > /dev/null; sync; t1=$(now)
+  f_rm=$(secs "$t0" "$t1")
+  kill "$fpid"; wait "$fpid" 2> /dev/null || true
+  ferry_row="| ferry, \`snapshots = yes\` (a push over loopback; then \`ferry admin delete\` of the oldest) | $f_wall | $f_inodes | $f_rm |"
+fi
+
 echo "## Snapshot layouts on ext4: $FILES files in $DIRS directories, $CHANGED changed"
 echo
 echo "| layout | one snapshot: wall (s) | inodes it adds | deleting the oldest snapshot: wall (s) |"
 echo "|---|---:|---:|---:|"
 echo "| hardlink farm (rsync --link-dest) | $farm_wall | $farm_inodes | $farm_rm |"
 echo "| reverse increments (move the old versions aside) | $rev_wall | $rev_inodes | $rev_rm |"
+[ -z "$ferry_row" ] || echo "$ferry_row"
 echo
 echo "The farm's snapshot includes rsync comparing the $FILES files: the same rsync with nothing"
 echo "to do took $scan_wall s. A reverse-increment push pays its no-op scan too; its row is"
 echo "only the moves and writes. Hard links take no inodes: the farm's are its directories."
+[ -z "$ferry_row" ] || echo "ferry's row is a whole push, its scan of the $FILES files included; the same push with nothing to do took $f_noop s (and made no snapshot)."

@@ -14,6 +14,7 @@
 #include "fs/quote.h"
 #include "fs/snapidx.h"
 #include "fs/snapprune.h"
+#include "fs/snapview.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -71,6 +72,7 @@ int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
 		if ((rc = snapinc_recover(mod, s->snaps, TMP_NAME)) < 0)
 			goto fail;
 	}
+	snapview_clean(s->hist);   /* views of sessions that are gone */
 	if ((rc = snapprune_settle(mod, s->snaps)) < 0 ||
 	    (rc = snapstore_list(s->snaps, &list, &n)) < 0)
 		goto fail;

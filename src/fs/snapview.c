@@ -4,7 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +378,12 @@ static int make_path(struct view *v, const struct jail *mod, int vroot, const ch
 	return rc;
 }
 
+/* A view's owner holds an flock on view.PID.lock for as long as it lives
+ * (the fd is kept until the process exits: the view is read until then), so
+ * a view whose lock can be taken is one nobody reads. A check by pid would
+ * need kill(2) on other processes, which a sandboxed session may not. */
+static int view_lock = -1;
+
 void snapview_clean(int hist)
 {
 	int fd = openat(hist, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -389,11 +395,21 @@ void snapview_clean(int hist)
 		return;
 	}
 	for (struct dirent *e; (e = readdir(d));) {
-		if (strncmp(e->d_name, VIEW_PREFIX, sizeof VIEW_PREFIX - 1))
+		char lock[NAME_MAX_WIRE + 8];
+		size_t n = strlen(e->d_name);
+		if (strncmp(e->d_name, VIEW_PREFIX, sizeof VIEW_PREFIX - 1) || n > NAME_MAX_WIRE ||
+		    (n > 5 && !strcmp(e->d_name + n - 5, ".lock")))
 			continue;
-		long pid = strtol(e->d_name + sizeof VIEW_PREFIX - 1, NULL, 10);
-		if (pid == (long)getpid() || (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH))
-			fs_remove_tree(hist, e->d_name);
+		snprintf(lock, sizeof lock, "%s.lock", e->d_name);
+		int lfd = openat(hist, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+			close(lfd);
+			continue;   /* its session still reads it */
+		}
+		fs_remove_tree(hist, e->d_name);
+		unlinkat(hist, lock, 0);
+		if (lfd >= 0)
+			close(lfd);
 	}
 	closedir(d);
 }
@@ -407,6 +423,12 @@ int snapview_make(const struct jail *mod, int hist, int snaps, const struct snap
 
 	snapview_clean(hist);
 	snprintf(vname, sizeof vname, VIEW_PREFIX "%ld", (long)getpid());
+	snprintf(rel, sizeof rel, "%s.lock", vname);
+	if (view_lock < 0) {
+		view_lock = openat(hist, rel, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (view_lock < 0 || flock(view_lock, LOCK_EX | LOCK_NB) < 0)
+			return err_sys(-errno, "locking the snapshot view");
+	}
 	if (mkdirat(hist, vname, 0700) < 0)
 		return err_sys(-errno, "making the snapshot view");
 	int vroot = openat(hist, vname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -643,6 +643,10 @@ static int check_ids(const struct pstate *p)
 		if (m->has_gid && !m->has_uid)
 			return err_set(-EINVAL, "%s:%d: module '%s': gid without uid: the session would "
 				       "stay root", p->file, m->line, m->name);
+		if ((retention_any(&m->keep) || m->keep.protect_within) && !m->snapshots &&
+		    !m->append_only)
+			return err_set(-EINVAL, "%s:%d: module '%s': retention rules without snapshots "
+				       "(add \"snapshots = yes\")", p->file, m->line, m->name);
 		if (m->has_uid && m->gid == (gid_t)-1)
 			return err_set(-EINVAL, "%s:%d: module '%s': uid %u has no passwd entry: set gid too",
 				       p->file, m->line, m->name, (unsigned)m->uid);

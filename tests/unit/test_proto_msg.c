@@ -148,6 +148,15 @@ static void test_roundtrip_all(void **state)
 	m.u.result.uptodate = (uint64_t)1 << 40;
 	strcpy(m.u.result.message, "x: failed");
 	roundtrip(&m);
+
+	memset(&m, 0, sizeof m);
+	m.type = MSG_SNAP;
+	m.u.snap.time = -1;
+	m.u.snap.files = (uint64_t)1 << 50;
+	m.u.snap.bytes = 12345;
+	memset(m.u.snap.name, 'n', MSG_MAX_NAME);
+	strcpy(m.u.snap.client, "Ldesu4xp");
+	roundtrip(&m);
 }
 
 static void test_refuses_bad_values(void **state)

@@ -322,6 +322,36 @@ static void test_compress_key(void **state)
 	}
 }
 
+/* snapshots, append only and retention; rules without snapshots are refused,
+ * and so is every key given twice (the seen-mask holds more than 32 keys). */
+static void test_snapshot_keys(void **state)
+{
+	struct ferry_config c;
+
+	(void)state;
+	assert_int_equal(parse("[m]\npath = /x\nsnapshots = yes\nkeep last = 3\nkeep daily = 7\n"
+			       "keep weekly = 4\nkeep monthly = 12\nkeep yearly = 2\nkeep hourly = 24\n"
+			       "keep within = 2w\nprotect within = 3d\n[n]\npath = /y\n"
+			       "append only = yes\n", &c), 0);
+	const struct module_cfg *m = config_module(&c, "m");
+	assert_true(m->snapshots && !m->append_only);
+	assert_int_equal(m->keep.last, 3);
+	assert_int_equal(m->keep.daily, 7);
+	assert_int_equal(m->keep.yearly, 2);
+	assert_int_equal(m->keep.within, 14 * 86400);
+	assert_int_equal(m->keep.protect_within, 3 * 86400);
+	assert_true(config_module(&c, "n")->append_only);
+	config_free(&c);
+	assert_true(parse("[m]\npath = /x\nkeep daily = 7\n", &c) < 0);
+	assert_true(parse("[m]\npath = /x\nprotect within = 1d\n", &c) < 0);
+	assert_true(parse("[m]\npath = /x\nsnapshots = yes\nkeep daily = x\n", &c) < 0);
+	assert_true(parse("[m]\npath = /x\nsnapshots = yes\nkeep within = 7\n", &c) < 0);
+	assert_true(parse("[m]\npath = /x\nsnapshots = yes\nprotect within = 1d\n"
+			  "protect within = 2d\n", &c) < 0);
+	assert_true(parse("[m]\npath = /x\nsnapshots = maybe\n", &c) < 0);
+	assert_true(parse("keep daily = 1\n[m]\npath = /x\n", &c) < 0);
+}
+
 /* user/group and uid/gid: names or numbers, the group defaulting to the
  * user's primary one, in either order. */
 static void test_ids(void **state)
@@ -370,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_daemon_limits),
 		cmocka_unit_test(test_parse_protection),
 		cmocka_unit_test(test_compress_key),
+		cmocka_unit_test(test_snapshot_keys),
 		cmocka_unit_test(test_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
