@@ -41,10 +41,14 @@
 #   W6      (issue 12) bench/w6.sh: a million empty files in 10,000 directories pushed
 #           fresh, again unchanged and with --delete, and 200,000 files in one directory,
 #           ferry against the rsync daemon: wall and peak RSS (W6_* knobs: bench/w6.sh)
+#   W8      (issue 13) bench/w8.sh: a week of backups (10,000 files, 200 MB, 1 % changed a
+#           day) by ferry with snapshots, the rsync daemon with --link-dest, borg and restic
+#           over a private sshd: wall and server CPU a day, the box's bytes and inodes, restores,
+#           deleting the oldest day (W8_* knobs: bench/w8.sh; --smoke: ferry and rsync only)
 #   LOAD    (issue 15) bench/load.sh: 64 clients at once, the 65th refused busy, 1,000
 #           sessions in a row (daemon RSS and fds flat), 400 stalled connections, a 1 byte/s
 #           client cut at the I/O timeout (LOAD_* knobs: bench/load.sh)
-#   SECTIONS [lo i11 resume slow w5 w7 w6 load router]: what runs; "issue11" = i11 resume w5 w7
+#   SECTIONS [lo i11 resume slow w5 w7 w6 w8 load router]: what runs; "issue11" = i11 resume w5 w7
 #     router with W5_DIRS="W3push W3pull", W5_TOOLS="ferry-enc rsyncd" and only the W3
 #     instruction counts (the issue-11 sections alone)
 #   ROUNDS [3]  W1_MB [1024]  W2_FILES [10000]  W2_DIRS [100]  IPERF_SECS [5]
@@ -96,16 +100,16 @@ fi
 ISSUE11=${FB_ISSUE11:-0}
 case " ${SECTIONS:-} " in *" issue11 "*) ISSUE11=1 ;; esac
 export FB_ISSUE11=$ISSUE11
-SECTIONS=${SECTIONS:-"lo i11 resume slow w5 w7 w6 load router"}
+SECTIONS=${SECTIONS:-"lo i11 resume slow w5 w7 w6 w8 load router"}
 SECTIONS=${SECTIONS//issue11/i11 resume w5 w7 router}
-for pair in LO:lo SLOW:slow W5:w5 W7:w7 W6:w6 LOAD:load ROUTER:router; do
+for pair in LO:lo SLOW:slow W5:w5 W7:w7 W6:w6 W8:w8 LOAD:load ROUTER:router; do
   v=${pair%%:*}
   [ "${!v:-1}" = 0 ] && SECTIONS=" $SECTIONS " && SECTIONS=${SECTIONS// ${pair#*:} / }
 done
 [ "$SMOKE" = 1 ] && SECTIONS=" $SECTIONS " && SECTIONS=${SECTIONS// router / }   # smoke: no cross build
 read -ra _secs <<< "$SECTIONS"; SECTIONS="${_secs[*]}"
 for sec in $SECTIONS; do
-  case $sec in lo|i11|resume|slow|w5|w7|w6|load|router) ;; *) echo "unknown section $sec (SECTIONS)" >&2; exit 2 ;; esac
+  case $sec in lo|i11|resume|slow|w5|w7|w6|w8|load|router) ;; *) echo "unknown section $sec (SECTIONS)" >&2; exit 2 ;; esac
 done
 has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }   # has LIST WORD
 sec_on() { has "$SECTIONS" "$1"; }
@@ -866,6 +870,20 @@ if sec_on w6 && [ "$NO_FERRY" != 1 ]; then
     log "W6 failed (see $OUTDIR/w6.log)"; W6_FAILED=1
   fi
 fi
+# ---------------------------------------------------------------- W8 (issue 13)
+W8_FAILED=0
+if sec_on w8 && [ "$NO_FERRY" != 1 ]; then
+  if [ "$SMOKE" = 1 ]; then   # tiny, and without borg and restic (not in make deps)
+    export W8_FILES=${W8_FILES:-300} W8_MB=${W8_MB:-3} W8_DAYS=${W8_DAYS:-3} W8_NOOP=${W8_NOOP:-2}
+    export W8_TOOLS=${W8_TOOLS:-"ferry rsync-ld"}
+  fi
+  log "W8 (bench/w8.sh)"
+  if FERRY=$FERRY "$BENCH/w8.sh" > "$OUTDIR/w8.md" 2> "$OUTDIR/w8.log"; then
+    log "W8 done"
+  else
+    log "W8 failed (see $OUTDIR/w8.log)"; W8_FAILED=1
+  fi
+fi
 # ---------------------------------------------------------------- load (issue 15)
 LOAD_FAILED=0
 if sec_on load && [ "$NO_FERRY" != 1 ]; then
@@ -897,6 +915,8 @@ if [ -n "${FB_INSNS:-}" ] && [ -s "$FB_INSNS" ]; then
 fi
 if [ -s "$OUTDIR/w6.md" ]; then { echo; cat "$OUTDIR/w6.md"; } >> "$OUTDIR/summary.md"; fi
 [ "$W6_FAILED" = 1 ] && status=1
+if [ -s "$OUTDIR/w8.md" ]; then { echo; cat "$OUTDIR/w8.md"; } >> "$OUTDIR/summary.md"; fi
+[ "$W8_FAILED" = 1 ] && status=1
 if [ -s "$OUTDIR/load.md" ]; then { echo; cat "$OUTDIR/load.md"; } >> "$OUTDIR/summary.md"; fi
 [ "$LOAD_FAILED" = 1 ] && status=1
 cat "$OUTDIR/summary.md"

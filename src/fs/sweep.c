@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fs/dirlist.h"
+#include "fs/snapstore.h"
 #include "fs/meta.h"
 #include "fs/partial.h"
 #include "util/err.h"
@@ -108,6 +109,8 @@ static int sweep_dir(const struct jail *j, const char *rel, struct dir_stack *to
 	for (size_t i = 0; i < l.n; i++) {
 		const struct dirent_info *e = &l.ents[i];
 		if (S_ISDIR(e->st.st_mode)) {
+			if (!rel[0] && !strcmp(e->name, SNAP_DIR))
+				continue;   /* a snapshot history: its versions are what they were */
 			if (strlen(rel) + 1 + strlen(e->name) > PATH_MAX_WIRE)
 				st->skipped++;   /* no client can reach it either */
 			else if ((rc = stack_push(todo, rel, e->name)) < 0)
