@@ -31,7 +31,7 @@ start() {   # start RSSFILE MODULEDIR
   PORT=$(free_port)
   printf '[global]\nlisten = 127.0.0.1:%s\nhost key = %s/hk\nauthorized keys = %s/ak\nnice = 0\n[m]\npath = %s\nprotection = none\nsnapshots = yes\n' \
     "$PORT" "$W/s" "$W/s" "$2" > "$W/ferry.conf"
-  FERRY_HOME=$W/s "$MAXRSS" "$1" "$FERRY" serve --config "$W/ferry.conf" 2> "$W/ferry.log" &
+  FERRY_HOME=$W/s "$MAXRSS" "$1" "$FERRY" serve -v --config "$W/ferry.conf" 2> "$W/ferry.log" &
   DPID=$!
   for _ in $(seq 1 100); do
     "$FERRY" ls "${FC[@]}" "ferry://127.0.0.1:$PORT/m/" > /dev/null 2>&1 && return 0
@@ -80,7 +80,7 @@ for size in $SIZES; do
   done
   stop
   mapfile -t names < <("$FERRY" admin list "$mod" | tail -n +2 | awk '{print $1}')
-  [ "${#names[@]}" = "$snaps" ] || { echo "snapmem: ${#names[@]} snapshots, not $snaps" >&2; exit 1; }
+  [ "${#names[@]}" = "$snaps" ] || { grep -v "done:\|connection, pid\|key BLAKE" "$W/ferry.log" | tail -n 20 >&2; echo "snapmem: ${#names[@]} snapshots, not $snaps" >&2; exit 1; }
   "$MAXRSS" "$W/rss.mid" "$FERRY" admin delete "$mod" "${names[$((snaps / 2))]}" > /dev/null
   "$MAXRSS" "$W/rss.old" "$FERRY" admin delete "$mod" "${names[0]}" > /dev/null
   "$MAXRSS" "$W/rss.ver" "$FERRY" admin verify "$mod" > "$W/verify.out"

@@ -214,12 +214,13 @@ void snapinc_count(struct snapinc *s, uint64_t bytes)
 	s->bytes += bytes;
 }
 
-int snapinc_commit(struct snapinc *s, int *made, char name[SNAP_NAME_MAX])
+int snapinc_commit(struct snapinc *s)
 {
 	struct snapinfo si = { .files = s->files, .bytes = s->bytes };
 	int rc = 0;
 
-	*made = 0;
+	s->committed = 1;
+	s->made = 0;
 	if (!s->files) {   /* nothing changed: no snapshot */
 		close_fd(&s->log);
 		rc = fs_remove_tree(s->snaps, TMP_NAME);
@@ -246,8 +247,8 @@ int snapinc_commit(struct snapinc *s, int *made, char name[SNAP_NAME_MAX])
 	}
 	unlinkat(s->dir, "log", 0);
 	unlinkat(s->dir, "dirs", 0);
-	*made = 1;
-	snprintf(name, SNAP_NAME_MAX, "%s", si.name);
+	s->made = 1;
+	snprintf(s->name, sizeof s->name, "%s", si.name);
 	release(s);
 	return 0;
 }

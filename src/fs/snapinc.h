@@ -26,6 +26,9 @@ struct snapinc {
 	uint64_t files, bytes;    /* changes seen */
 	char last[SNAP_NAME_MAX]; /* the latest snapshot's name, "" if none */
 	char client[SNAP_CLIENT_MAX + 1];
+	int committed;            /* snapinc_commit ran: made, name say what it did */
+	int made;
+	char name[SNAP_NAME_MAX];
 };
 
 /* Locks the history (waiting for another push), undoes a push that did not
@@ -43,8 +46,10 @@ int snapinc_meta(struct snapinc *s, const struct stat *old, const char *path);
 /* Counts a file written (its bytes), for the snapshot's info. */
 void snapinc_count(struct snapinc *s, uint64_t bytes);
 /* The push is complete: a snapshot named by the time now, if anything
- * changed (*made = 1), else nothing. Unlocks. */
-int snapinc_commit(struct snapinc *s, int *made, char name[SNAP_NAME_MAX]);
+ * changed (s->made = 1, s->name), else nothing. Unlocks. The receiver calls
+ * it before it reports success, so that a client told "done" never finds
+ * the push undone; on failure everything is undone. */
+int snapinc_commit(struct snapinc *s);
 /* The push failed: everything it changed is undone now. Unlocks. */
 int snapinc_abort(struct snapinc *s);
 

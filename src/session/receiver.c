@@ -1724,6 +1724,10 @@ static int finish(struct receiver *r)
 	struct msg m = { .type = MSG_RESULT };
 
 	meta_apply_ready(r, 1);
+	/* a snapshot is committed before success is reported (and synced with
+	 * the files) */
+	if (r->o->snap && snapinc_commit(r->o->snap) < 0)
+		return err_wrap(-EIO, "the snapshot");
 	if (!r->dry && !r->o->writer.fsync_each) {
 		int fd = jail_open_dir(r->j, "", O_RDONLY);
 		/* One syncfs for the whole session instead of an fsync per file. */

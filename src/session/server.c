@@ -153,24 +153,23 @@ static int push_snapshot(struct conn *c, const struct server_ctx *sc, const stru
 {
 	struct xfer_hooks h = { 0 };
 	struct snapinc si;
-	char fpr[KEY_FPR_LEN], client[SNAP_CLIENT_MAX + 1], name[SNAP_NAME_MAX];
-	int rc, made;
+	char fpr[KEY_FPR_LEN], client[SNAP_CLIENT_MAX + 1];
+	int rc;
 
 	key_fingerprint(sc->peer->pub, fpr);
 	snap_client_of(fpr, client);
 	if ((rc = snapinc_begin(&si, j, client)) < 0)
 		return rc;
 	o->snap = &si;
+	/* the receiver commits the snapshot before it reports success */
 	rc = receiver_run(c, j, rq->path, o, &h, st);
-	if (rc < 0) {
+	if (rc < 0 || !si.committed) {
 		log_info("push failed: what it changed is undone, no snapshot");
 		snapinc_abort(&si);
-		return rc;
+		return rc < 0 ? rc : err_set(-EIO, "the push ended without its snapshot");
 	}
-	if ((rc = snapinc_commit(&si, &made, name)) < 0)
-		return rc;
-	if (made)
-		log_info("snapshot %s: %llu changes, %llu bytes written", name,
+	if (si.made)
+		log_info("snapshot %s: %llu changes, %llu bytes written", si.name,
 			 (unsigned long long)si.files, (unsigned long long)si.bytes);
 	else
 		log_info("nothing changed: no snapshot");

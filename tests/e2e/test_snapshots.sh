@@ -61,16 +61,28 @@ ferry_c push -a --delete "$T/src-m/" "$(url m)/" > /dev/null || fail "no-op push
 [ "$(nsnaps m)" = "$DAYS" ] || fail "an unchanged push made a snapshot"
 grep -q "nothing changed: no snapshot" "$T/server.log" || fail "the no-op push was not logged"
 
+LASTDAY=$((DAYS - 1))
+note "a push reported done is a snapshot, even if the daemon stops right after"
+echo "one more" > "$T/src-m/one-more"
+ferry_c push -a "$T/src-m/" "$(url m)/" > /dev/null || fail "push before the stop"
+stop_server
+start_server
+[ "$(nsnaps m)" = $((DAYS + 1)) ] || fail "the push reported done left no snapshot"
+rm "$T/src-m/one-more"
+ferry_c push -a --delete "$T/src-m/" "$(url m)/" > /dev/null || fail "push after the stop"
+[ "$(nsnaps m)" = $((DAYS + 2)) ] || fail "$(nsnaps m) snapshots after the push that followed"
+DAYS=$((DAYS + 2))
+
 note "selectors: a name, -N, latest, a date prefix; one file from the oldest"
 name2=$(snapname m 3)
 rm -rf "$T/r" && ferry_c pull -a "$(url "m@$name2")/" "$T/r" > /dev/null || fail "pull by name"
 same_tree "$T/m-day2" "$T/r"
-last=$((DAYS - 1))
+last=$((DAYS - 1))   # day 0 is -$last
 rm -rf "$T/r" && ferry_c pull -a "$(url "m@latest")/" "$T/r" > /dev/null || fail "pull @latest"
-same_tree "$T/m-day$last" "$T/r"
+same_tree "$T/m-day$LASTDAY" "$T/r"
 rm -rf "$T/r" && ferry_c pull -a "$(url "m@$(date -u +%Y-%m-%d)")/" "$T/r" > /dev/null ||
   fail "pull by date"
-same_tree "$T/m-day$last" "$T/r"
+same_tree "$T/m-day$LASTDAY" "$T/r"
 one=$(cd "$T/m-day0" && find . -type f -size +1k | LC_ALL=C sort | head -n 1 | cut -c3-)
 rm -f "$T/one"
 ferry_c pull "$(url "m@-$last/$one")" "$T/one" > /dev/null || fail "one file from day 0"
@@ -129,26 +141,27 @@ for k in 1 2 3; do
   kill -9 "$spid" 2> /dev/null || true
   wait $cpid 2> /dev/null || true
 done
-[ "$(nsnaps m)" = 7 ] || fail "a killed push left a snapshot"
+[ "$(nsnaps m)" = "$DAYS" ] || fail "a killed push left a snapshot"
 grep -q "undoing a push to this module that did not finish" "$T/server.log" ||
   fail "no killed push was undone"
 ferry_c push -a --delete "$src/" "$(url m)/" > /dev/null || fail "the push after the kills"
-[ "$(nsnaps m)" = 8 ] || fail "$(nsnaps m) snapshots after the push that followed the kills"
+[ "$(nsnaps m)" = $((DAYS + 1)) ] || fail "$(nsnaps m) snapshots after the push that followed the kills"
 diff -r --no-dereference -x .ferry-history "$src" "$T/mod" > /dev/null ||
   fail "the module's tree is not what was pushed"
 for d in 0 3 6; do
-  rm -rf "$T/r" && ferry_c pull -a "$(url "m@-$((7 - d))")/" "$T/r" > /dev/null || fail "restore $d"
+  rm -rf "$T/r" && ferry_c pull -a "$(url "m@-$((DAYS - d))")/" "$T/r" > /dev/null || fail "restore $d"
   same_tree "$T/m-day$d" "$T/r"
 done
 
 note "two pushes at once: one after the other, each a whole snapshot"
 cp -a "$src" "$T/other" && rm -rf "$T/other/zz-big" && echo other > "$T/other/only-other"
+echo first > "$T/src-m/only-first"   # both pushes change something
 ferry_c push -a --delete --bwlimit 4M "$T/src-m/" "$(url m)/" > /dev/null &
 p1=$!
 sleep 0.2
 ferry_c push -a --delete "$T/other/" "$(url m)/" > /dev/null || fail "the second push"
 wait $p1 || fail "the first push"
-[ "$(nsnaps m)" -ge 9 ] || fail "$(nsnaps m) snapshots after two pushes at once"
+[ "$(nsnaps m)" -ge $((DAYS + 3)) ] || fail "$(nsnaps m) snapshots after two pushes at once"
 for k in -1 -0; do
   rm -rf "$T/r" && ferry_c pull -a "$(url "m@$k")/" "$T/r" > /dev/null || fail "restore @$k"
   diff -r --no-dereference "$T/r" "$T/other" > /dev/null 2>&1 ||
