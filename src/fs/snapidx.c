@@ -50,7 +50,8 @@ int snapidx_decode_kinds(const char *buf, size_t len, const char *kinds, struct 
 	char hex[9];
 	char *end;
 
-	if (len < SNAPIDX_HEAD + 1 || buf[len - 1] != '\0' ||
+	/* a path is never empty: the module's root itself has no record */
+	if (len < SNAPIDX_HEAD + 2 || buf[len - 1] != '\0' ||
 	    memchr(buf, '\0', len - 1) != NULL || !buf[0] || !strchr(kinds, buf[0]))
 		return err_set(-EBADMSG, "snapshot index: a malformed record");
 	memcpy(hex, buf + 1, 8);
@@ -330,6 +331,8 @@ int snapidx_children(const struct snapidx *x, const char *dir, snapidx_child_fn 
 				break;
 			const char *name = r.path + kl, *slash = strchr(name, '/');
 			size_t n = slash ? (size_t)(slash - name) : strlen(name);
+			if (!n)
+				continue;   /* dir itself, as "dir/" in a damaged index */
 			int rc = fn(ctx, name, n);
 			if (rc)
 				return rc;

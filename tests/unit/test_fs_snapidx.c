@@ -163,6 +163,7 @@ static void test_damaged(void **state)
 	snapidx_close(&x);
 	assert_true(snapidx_decode("A00000001a/../b", 16, &r) < 0);
 	assert_true(snapidx_decode("A00000001/abs", 14, &r) < 0);
+	assert_true(snapidx_decode("A00000000", 10, &r) < 0);   /* an empty path (fuzzer) */
 	assert_int_equal(snapidx_decode("O0000000aok", 12, &r), 0);
 	assert_int_equal(r.obj, 10);
 	close(dir);
