@@ -59,9 +59,13 @@ int snapidx_decode_kinds(const char *buf, size_t len, const char *kinds, struct 
 	unsigned long v = strtoul(hex, &end, 16);
 	if (*end || end != hex + 8 || path_check(buf + SNAPIDX_HEAD, len - 1 - SNAPIDX_HEAD) < 0)
 		return err_set(-EBADMSG, "snapshot index: a malformed record");
+	const char *p = buf + SNAPIDX_HEAD;
+	size_t hl = strlen(SNAPIDX_NEVER);
+	if (!strncmp(p, SNAPIDX_NEVER, hl) && (p[hl] == '/' || !p[hl]))
+		return err_set(-EBADMSG, "snapshot index: a record of the history itself");
 	out->kind = buf[0];
 	out->obj = (uint32_t)v;
-	out->path = buf + SNAPIDX_HEAD;
+	out->path = p;
 	return 0;
 }
 
@@ -368,7 +372,7 @@ int snapidx_log_append(int fd, char kind, uint32_t obj, const char *path)
 	return write_all(fd, buf, n) < 0 ? err_sys(-EIO, "writing a snapshot log") : 0;
 }
 
-int snapidx_log_reverse(int fd, const char *kinds, snapidx_rec_fn fn, void *ctx)
+int snapidx_log_reverse(int fd, const char *kinds, snapidx_log_fn fn, void *ctx)
 {
 	enum { CH = 64 * 1024 };
 	struct stat st;
@@ -402,13 +406,52 @@ int snapidx_log_reverse(int fd, const char *kinds, snapidx_rec_fn fn, void *ctx)
 				break;   /* its start is in the chunk before */
 			struct snaprec r;
 			if (snapidx_decode_kinds(buf + i, end - i, kinds, &r) == 0)
-				rc = fn(ctx, &r);
+				rc = fn(ctx, &r, (long long)(a + (off_t)i));
 			end = i;
 		}
-		if (end == full && a > 0)
-			break;   /* a record longer than a chunk: not one of ours */
+		if (end == full && a > 0) {
+			rc = err_set(-EBADMSG, "a snapshot log: a record longer than any of ours");
+			break;
+		}
 		pos = a + (off_t)end;
 	}
 	free(buf);
 	return rc;
+}
+
+int snapidx_log_has_below(int fd, const char *dir)
+{
+	enum { CH = 64 * 1024 };
+	char *buf = malloc(CH + SNAPIDX_HEAD + PATH_MAX_WIRE + 2);
+	size_t dl = strlen(dir), have = 0;
+	off_t pos = 0;
+	int found = 0;
+
+	if (!buf)
+		return err_set(-ENOMEM, "out of memory");
+	for (;;) {
+		ssize_t got = pread(fd, buf + have, CH, pos);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		pos += got;
+		have += (size_t)got;
+		size_t off = 0;
+		for (;;) {
+			const char *z = memchr(buf + off, '\0', have - off);
+			if (!z)
+				break;
+			const char *p = buf + off + SNAPIDX_HEAD;
+			if ((size_t)(z - (buf + off)) > SNAPIDX_HEAD && !strncmp(p, dir, dl) && p[dl] == '/')
+				found = 1;
+			off = (size_t)(z - buf) + 1;
+		}
+		memmove(buf, buf + off, have - off);
+		have -= off;
+		if (found || have > SNAPIDX_HEAD + PATH_MAX_WIRE + 1)
+			break;
+	}
+	free(buf);
+	return found;
 }

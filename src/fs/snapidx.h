@@ -14,6 +14,7 @@
 
 #define SNAPIDX_HEAD 9                 /* kind + 8 hex digits */
 #define SNAPIDX_RUN (1024 * 1024)      /* bytes of records sorted at once */
+#define SNAPIDX_NEVER ".ferry-history" /* no record names it or what is in it */
 
 enum snap_kind {
 	SNAP_ADDED = 'A',   /* absent before the push */
@@ -37,6 +38,9 @@ int snapidx_cmp(const char *a, const char *b);
 size_t snapidx_encode(char *buf, char kind, uint32_t obj, const char *path);
 /* Decodes the record at buf[0..len) (kind A, O, M or P); 0 or -EBADMSG. */
 int snapidx_decode(const char *buf, size_t len, struct snaprec *out);
+/* 1 if some record of the log (fd) has a path below `dir` (0 if not, <0 on
+ * error): read from the start, for what only a misordered stream needs. */
+int snapidx_log_has_below(int fd, const char *dir);
 /* The same with the kinds `kinds` allows (a journal's, snapprune.c). */
 int snapidx_decode_kinds(const char *buf, size_t len, const char *kinds, struct snaprec *out);
 
@@ -65,9 +69,11 @@ int snapidx_children(const struct snapidx *x, const char *dir, snapidx_child_fn 
 /* Every record of every run, run by run (a path may come once per run). */
 typedef int (*snapidx_rec_fn)(void *ctx, const struct snaprec *r);
 int snapidx_each(const struct snapidx *x, snapidx_rec_fn fn, void *ctx);
-/* The records of a log (fd), last first, of the kinds `kinds`: a record cut
- * by a kill at the end is left out (it was never acted on). */
-int snapidx_log_reverse(int fd, const char *kinds, snapidx_rec_fn fn, void *ctx);
+/* The records of a log (fd), last first, of the kinds `kinds`, each with
+ * the offset it starts at: a record cut by a kill at the end is left out (it
+ * was never acted on). */
+typedef int (*snapidx_log_fn)(void *ctx, const struct snaprec *r, long long at);
+int snapidx_log_reverse(int fd, const char *kinds, snapidx_log_fn fn, void *ctx);
 /* Appends a record to a log; 0 or <0. */
 int snapidx_log_append(int fd, char kind, uint32_t obj, const char *path);
 

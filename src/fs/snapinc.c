@@ -67,15 +67,20 @@ int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
 	if ((rc = snapstore_open(mod->root_fd, 1, &s->hist, &s->snaps)) < 0 ||
 	    (rc = s->lock = snapstore_lock(s->hist, 1)) < 0)
 		goto fail;
-	if (fstatat(s->snaps, TMP_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		log_warn("undoing a push to this module that did not finish");
-		if ((rc = snapinc_recover(mod, s->snaps, TMP_NAME)) < 0)
-			goto fail;
-	}
 	snapview_clean(s->hist);   /* views of sessions that are gone */
 	if ((rc = snapprune_settle(mod, s->snaps)) < 0 ||
 	    (rc = snapstore_list(s->snaps, &list, &n)) < 0)
 		goto fail;
+	if (fstatat(s->snaps, TMP_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* Before the first snapshot a push logs nothing: a log there is
+		 * not one of ours (a tree pushed before the module had snapshots
+		 * can hold anything) and is dropped, never run. */
+		log_warn("%s a push to this module that did not finish",
+			 n ? "undoing" : "dropping what is left of");
+		rc = n ? snapinc_recover(mod, s->snaps, TMP_NAME) : fs_remove_tree(s->snaps, TMP_NAME);
+		if (rc < 0)
+			goto fail;
+	}
 	if (n)
 		snprintf(s->last, sizeof s->last, "%s", list[n - 1].name);
 	free(list);
@@ -153,6 +158,12 @@ int snapinc_keep(struct snapinc *s, int dirfd, const char *name, const char *pat
 	if (move ? renameat(dirfd, name, s->obj, hex) < 0 : linkat(dirfd, name, s->obj, hex, 0) < 0)
 		return err_sys(-errno, "keeping the old version of %s", fs_quote(q, path, strlen(path)));
 	return 0;
+}
+
+int snapinc_changed_below(struct snapinc *s, const char *path)
+{
+	/* the log is this push's own; an error says "changed": nothing is lost */
+	return s->record ? snapidx_log_has_below(s->log, path) != 0 : 0;
 }
 
 int snapinc_added(struct snapinc *s, const char *path)
@@ -336,13 +347,27 @@ static void undo(const struct jail *mod, int obj, int dirs, const struct snaprec
 
 struct undo_ctx {
 	const struct jail *mod;
-	int obj, dirs;
+	int obj, dirs, log;
+	long done;
 };
 
-static int undo_one(void *ctx, const struct snaprec *r)
+/* Each record undone is cut off the log, so that an undo cut short by a
+ * kill goes on where it stopped: a record undone twice could remove what
+ * the one before it put back (a directory that became a file is logged as
+ * kept, then added). */
+static int undo_one(void *ctx, const struct snaprec *r, long long at)
 {
 	struct undo_ctx *u = ctx;
+
 	undo(u->mod, u->obj, u->dirs, r);
+	if (ftruncate(u->log, (off_t)at) < 0)
+		return err_sys(-errno, "the snapshot log");
+#ifdef FERRY_TEST_HOOKS
+	/* test builds (tests/unit/test_fs_snapinc.c): an undo ended as by kill -9 */
+	const char *k = getenv("FERRY_TEST_UNDO_KILL");
+	if (k && *k && ++u->done >= atol(k))
+		_exit(99);
+#endif
 	return 0;
 }
 
@@ -353,7 +378,7 @@ static int undo_log(const struct jail *mod, int dir, int obj)
 	static const char kinds[] = { SNAP_ADDED, SNAP_OLD, SNAP_META, SNAP_PARENT, '\0' };
 	struct undo_ctx u = { .mod = mod, .obj = obj,
 			      .dirs = openat(dir, "dirs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) };
-	int fd = openat(dir, "log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = u.log = openat(dir, "log", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	int rc = fd < 0 ? (errno == ENOENT ? 0 : err_sys(-errno, "the snapshot log")) :
 			  snapidx_log_reverse(fd, kinds, undo_one, &u);
 

@@ -38,6 +38,8 @@ int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
  * renames it into the history (it is being deleted); move = 0 links it (a
  * non-directory about to be replaced by a rename over it). */
 int snapinc_keep(struct snapinc *s, int dirfd, const char *name, const char *path, int move);
+/* 1 if this push changed something below directory `path` already. */
+int snapinc_changed_below(struct snapinc *s, const char *path);
 /* Notes that `path`, absent before this push, is about to be created. */
 int snapinc_added(struct snapinc *s, const char *path);
 /* Keeps the mode, owner and mtime an entry had (`old`, its stat) before they

@@ -228,6 +228,8 @@ static int into_x(void *ctx, const struct snaprec *h)
 	if (dfd < 0)
 		return 0;   /* not there to change: nothing of H's snapshot is lost by it */
 	int here = exists_at(dfd, leaf);
+	struct stat dst;   /* the stored directory's own mtime is part of the snapshot */
+	int dst_ok = fstat(dfd, &dst) == 0;
 	rc = 0;
 	if (here && h->kind != SNAP_META) {   /* what X's tree had there goes */
 		char t[9];
@@ -243,6 +245,8 @@ static int into_x(void *ctx, const struct snaprec *h)
 	}
 	if (rc == 0 && h->kind == SNAP_META && here)
 		rc = set_meta_from_h(g, h->obj, dfd, leaf, rel);
+	if (dst_ok)
+		futimens(dfd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, dst.st_mtim });
 	close(dfd);
 	return rc;
 }
@@ -440,8 +444,9 @@ struct back {
 	struct jail xoj;
 };
 
-static int undo_merge_one(void *ctx, const struct snaprec *r)
+static int undo_merge_one(void *ctx, const struct snaprec *r, long long at)
 {
+	(void)at;   /* each step checks its own state: undoing one twice is harmless */
 	struct back *b = ctx;
 	char hex[9];
 	const char *leaf;
@@ -501,7 +506,9 @@ static int roll_back(const struct jail *mod, int snaps, const char *xd)
 		close(f);
 	}
 	snprintf(p, sizeof p, "%s/inc/o", from);
-	b.ho = from[0] && !strchr(from, '/') ? open_dir(snaps, p) : -1;
+	size_t fl = strlen(from);
+	b.ho = fl > 2 && !strcmp(from + fl - 2, ".h") && !strchr(from, '/') && from[0] != '.' ?
+	       open_dir(snaps, p) : -1;
 	b.xo = open_dir(xfd, "inc/o");
 	snprintf(p, sizeof p, SNAP_DIR "/snaps/%s/inc/o", xd);
 	if (b.xo >= 0)

@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "fs/dirlist.h"
+#include "fs/snapidx.h"
 #include "fs/snapinc.h"
 #include "fs/snapstore.h"
 #include "fs/meta.h"
@@ -90,6 +91,7 @@ struct receiver {
 	/* the listing being received */
 	char cur[PATH_MAX_WIRE + 1];
 	int cur_fd;
+	char max_listed[PATH_MAX_WIRE + 1];   /* the last listing in name order ('/' first) */
 	/* a snapshot's push: the stat of cur and of each directory above it
 	 * when its listing began, for its DIR_META, which comes after its
 	 * subdirectories' listings (each entry's path is cur's first len bytes) */
@@ -253,6 +255,20 @@ static int meta_slot(struct receiver *r, size_t len, const char *lp, struct dmet
 	return 0;
 }
 
+/* A snapshot's push: the stat `path` had when its listing began, if it is
+ * still known (1). */
+static int listed_stat(const struct receiver *r, const char *path, struct stat *out)
+{
+	size_t len = strlen(path);
+
+	for (size_t i = r->nopen; i-- > 0;)
+		if (r->open_dirs[i].len == len && !strncmp(r->cur, path, len)) {
+			*out = r->open_dirs[i].st;
+			return 1;
+		}
+	return 0;
+}
+
 static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char *lp)
 {
 	struct dmeta *d;
@@ -263,14 +279,7 @@ static int meta_push(struct receiver *r, const struct m_dir_meta *dm, const char
 	d->mode = mode_of(r, dm->mode, 1);
 	d->mtime.tv_sec = (time_t)dm->mtime_s;
 	d->mtime.tv_nsec = dm->mtime_ns;
-	d->have_old = 0;
-	size_t len = strlen(dm->path);
-	for (size_t i = r->nopen; i-- > 0;)
-		if (r->open_dirs[i].len == len && !strncmp(r->cur, dm->path, len)) {
-			d->have_old = 1;
-			d->old = r->open_dirs[i].st;
-			break;
-		}
+	d->have_old = listed_stat(r, dm->path, &d->old);
 	return 0;
 }
 
@@ -385,14 +394,38 @@ static const char *mpath_of(const struct receiver *r, const char *wpath, char *b
 	return buf;
 }
 
+/* A directory moved away takes what is below it: the file data cached
+ * for it must not land there (in the history, or a backup). */
+static void forget_data_dir(struct receiver *r)
+{
+	if (r->data_fd >= 0)
+		close(r->data_fd);
+	r->data_fd = -1;
+	r->data_dir[0] = '\0';
+}
+
 /* dirfd/name (wpath) before it is replaced (move = 0) or removed (move = 1). */
 static int keep_old(struct receiver *r, int dirfd, const char *name, const char *wpath, int move)
 {
 	char mp[PATH_MAX_WIRE * 2 + 2];
 
-	if (r->o->snap)
-		return snapinc_keep(r->o->snap, dirfd, name, mpath_of(r, wpath, mp, sizeof mp), move);
-	return backup_keep(&r->bk, dirfd, name, wpath, move);
+	if (move)
+		forget_data_dir(r);
+	if (!r->o->snap)
+		return backup_keep(&r->bk, dirfd, name, wpath, move);
+	mpath_of(r, wpath, mp, sizeof mp);
+	/* A directory is kept whole only if nothing below it changed in this
+	 * push, or the snapshot before would show those changes as its own. A
+	 * sender lists parent first in name order, so that can only happen once
+	 * a listing at or below it was seen (a second source with the same
+	 * names, or a forged stream): then the log says. */
+	struct stat st;
+	if (move && snapidx_cmp(r->max_listed, wpath) >= 0 &&
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	    snapinc_changed_below(r->o->snap, mp))
+		return err_set(-EBUSY, "%s: not removed: what is in it changed earlier in this push",
+			       wpath);
+	return snapinc_keep(r->o->snap, dirfd, name, mp, move);
 }
 
 /* wpath, absent until now, is about to be created. */
@@ -546,6 +579,8 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	if (r->o->snap && (rc = open_dirs_enter(r, db->path)) < 0)
 		return rc;
 	snprintf(r->cur, sizeof r->cur, "%s", db->path);
+	if (snapidx_cmp(db->path, r->max_listed) > 0)
+		snprintf(r->max_listed, sizeof r->max_listed, "%s", db->path);
 	r->in_listing = 1;
 	local_clear(r);
 	/* single-file mode lists the parent of what was named: never mirrored */
@@ -689,6 +724,7 @@ static int protected_inside(void *ctx, const char *rel, int is_dir)
 
 static int remove_entry(struct receiver *r, const char *name, const char *wpath)
 {
+	forget_data_dir(r);   /* it may be the directory going, or below it */
 	if (keeps_old(r))
 		return keep_old(r, r->cur_fd, name, wpath, 1);
 	if (!r->o->filter && !r->o->module_filter)
@@ -1295,6 +1331,17 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 		 * mtime once the directory's files are in */
 		int fd = jail_open_dir(r->j, lp, O_RDONLY);
 		struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
+		struct stat st;
+		struct xmeta_want w = { .mode = 0040000u | dm->mode };
+		/* a snapshot keeps the directory's owner if it changes here */
+		struct stat old;
+		if (fd >= 0 && r->o->snap && fstat(fd, &st) == 0 &&
+		    xmeta_apply(&r->xd, &at, &st, &w, 1) > 0 &&
+		    note_meta(r, listed_stat(r, dm->path, &old) ? &old : &st, dm->path) < 0) {
+			file_error(r, dm->path[0] ? dm->path : ".", err_msg());
+			close(fd);
+			fd = -1;
+		}
 		if (fd >= 0) {
 			apply_xmeta(r, &at, 0040000u | dm->mode, NULL,
 				    dm->path[0] ? dm->path : ".", NULL);

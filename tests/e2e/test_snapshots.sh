@@ -14,11 +14,12 @@
 WEEK=$(dirname "$0")/snapweek.py
 SEED=${SNAP_SEED:-13}
 FILES=${SNAP_FILES:-300}
-mkdir -p "$T/mi" "$T/me" "$T/plain"
+mkdir -p "$T/mi" "$T/ev" "$T/me" "$T/plain"
 write_config "snapshots = yes" \
   "[mi]" "path = $T/mi" "protection = integrity" "snapshots = yes" \
   "[me]" "path = $T/me" "protection = encrypt" "append only = yes" \
-  "[plain]" "path = $T/plain" "protection = none"
+  "[plain]" "path = $T/plain" "protection = none" \
+  "[ev]" "path = $T/ev" "protection = none" "snapshots = yes"
 start_server
 
 mpath() { if [ "$1" = m ]; then echo "$T/mod"; else echo "$T/$1"; fi; }
@@ -127,6 +128,27 @@ ferry_c ls -r "$(url m)" | grep -q ferry-history && fail "ls shows the history"
   fail "stray files in the history: $(ls -A "$T/mod/.ferry-history")"
 
 if [ "$QUICK" = 1 ]; then echo "ok (quick)"; exit 0; fi
+
+note "a forged stream cannot make the snapshot before show its changes"
+# A client lists a/b, replaces a/b/g, then lists a again without b and with
+# --delete: moving b whole into the history would take the new g with it,
+# and the snapshot before would show it. The deletion is refused instead.
+mkdir -p "$T/evsrc/a/b"
+echo orig > "$T/evsrc/a/b/g"
+ferry_c push -a "$T/evsrc/" "$(url ev)/" > /dev/null || fail "ev push 1"
+echo x > "$T/evsrc/a/x"
+ferry_c push -a "$T/evsrc/" "$(url ev)/" > /dev/null || fail "ev push 2"
+printf '%s\n' 'DIR_BEGIN 0 ""' 'ENTRY dir a' 'DIR_END' 'DIR_BEGIN 0 a' 'ENTRY dir b' 'DIR_END' \
+  'DIR_BEGIN 0 a/b' 'ENTRY file g 0644 10' 'DIR_END' 'FILE_BEGIN 2 10' 'DATA 10' 'FILE_END' \
+  'HOLD 0.5' 'DIR_BEGIN 0 a' 'DIR_END' 'END' > "$T/evil.script"
+rc=0
+EVIL_NO_DATA=1 EVIL_PROTECTION=0 "$FERRY_TOOLS/ferry-evil" push-script 127.0.0.1 "$PORT" \
+  "$T/clienthome/id_ferry" ev "" "$T/evil.script" 0x11 > "$T/evil.out" 2>&1 || rc=$?
+grep -q "not removed: what is in it changed earlier in this push" "$T/evil.out" "$T/server.log" ||
+  { cat "$T/evil.out"; fail "the forged deletion was not refused"; }
+rm -rf "$T/r" && ferry_c pull -a "$(url "ev@-1")/" "$T/r" > /dev/null || fail "restore ev@-1"
+[ "$(cat "$T/r/a/b/g")" = orig ] || fail "the snapshot before shows the forged g: $(cat "$T/r/a/b/g")"
+[ "$(cat "$T/ev/a/b/g")" = AAAAAAAAAA ] || fail "the latest g: $(cat "$T/ev/a/b/g")"
 
 note "a push killed -9 (its session) is undone by the next push"
 session_pid() { sed -n 's/.*\] connection, pid \([0-9]*\)$/\1/p' "$T/server.log" | tail -n 1; }
