@@ -161,6 +161,7 @@ struct rm_ctx {
 	size_t len, cap;
 	fs_keep_fn keep;   /* NULL: everything goes */
 	void *kctx;
+	int force;         /* directories of ours made writable to be emptied */
 };
 
 static int rm_push(struct rm_ctx *c, const char *name)
@@ -244,8 +245,13 @@ static int rm_entry(struct rm_ctx *c, int *pfd, const char *name, int depth)
 			     !S_ISDIR(st.st_mode)))
 		return err_sys(r, "remove %s", fs_quote(q, name, strlen(name)));
 	cfd = openat(*pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cfd < 0 && errno == EACCES && c->force && fchmodat(*pfd, name, 0700, 0) == 0)
+		cfd = openat(*pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (cfd < 0)
 		return err_sys(-errno, "remove: open directory %s", fs_quote(q, name, strlen(name)));
+	/* a daemon that is not root empties a 0555 directory of its own */
+	if (c->force && fstat(cfd, &st) == 0 && (st.st_mode & 0700) != 0700)
+		fchmod(cfd, (st.st_mode & 07777) | 0700);
 	if (depth >= RM_HOLD) {
 		close(*pfd);
 		*pfd = -1;
@@ -301,6 +307,18 @@ static int rm_contents(struct rm_ctx *c, int fd, int depth)
 int fs_remove_tree(int dirfd, const char *name)
 {
 	return fs_remove_tree_keep(dirfd, name, NULL, NULL);
+}
+
+int fs_remove_tree_force(int dirfd, const char *name)
+{
+	struct rm_ctx c = { .top = dirfd, .force = 1 };
+	int fd = dirfd;
+
+	if (!name_ok(name))
+		return err_set(-EINVAL, "remove: invalid name");
+	int r = rm_entry(&c, &fd, name, 0);
+	free(c.path);
+	return r;
 }
 
 int fs_remove_tree_keep(int dirfd, const char *name, fs_keep_fn keep, void *ctx)

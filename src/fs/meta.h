@@ -35,6 +35,10 @@ int fs_remove_tree(int dirfd, const char *name);
  * directory stays, and so do the directories holding it (rsync's "cannot
  * delete non-empty directory"); path is relative to dirfd. Returns 1 when
  * something was kept, 0 when all is gone, <0 on error. */
+/* The same, making each directory inside writable by its owner first (the
+ * snapshot history's: a version can hold a 0555 directory a daemon that is
+ * not root could not empty otherwise). */
+int fs_remove_tree_force(int dirfd, const char *name);
 typedef int (*fs_keep_fn)(void *ctx, const char *path, int is_dir);
 int fs_remove_tree_keep(int dirfd, const char *name, fs_keep_fn keep, void *ctx);
 

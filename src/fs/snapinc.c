@@ -77,7 +77,8 @@ int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
 		 * can hold anything) and is dropped, never run. */
 		log_warn("%s a push to this module that did not finish",
 			 n ? "undoing" : "dropping what is left of");
-		rc = n ? snapinc_recover(mod, s->snaps, TMP_NAME) : fs_remove_tree(s->snaps, TMP_NAME);
+		rc = n ? snapinc_recover(mod, s->snaps, TMP_NAME) :
+			 fs_remove_tree_force(s->snaps, TMP_NAME);
 		if (rc < 0)
 			goto fail;
 	}
@@ -234,7 +235,7 @@ int snapinc_commit(struct snapinc *s)
 	s->made = 0;
 	if (!s->files) {   /* nothing changed: no snapshot */
 		close_fd(&s->log);
-		rc = fs_remove_tree(s->snaps, TMP_NAME);
+		rc = fs_remove_tree_force(s->snaps, TMP_NAME);
 		release(s);
 		return rc;
 	}
@@ -400,6 +401,6 @@ int snapinc_recover(const struct jail *mod, int snaps, const char *tmpname)
 		close(obj);
 	close(dir);
 	if (rc == 0)
-		rc = fs_remove_tree(snaps, tmpname);
+		rc = fs_remove_tree_force(snaps, tmpname);
 	return rc;
 }

@@ -71,13 +71,13 @@ static int remove_via_gone(int snaps, int at, const char *name, const char *tag)
 	char g[DIRN + 16];
 
 	snprintf(g, sizeof g, GONE "%s", tag);
-	if (fs_remove_tree(snaps, g) < 0)
+	if (fs_remove_tree_force(snaps, g) < 0)
 		return -EIO;
 	kill_point();
 	if (renameat(at, name, snaps, g) < 0)
 		return errno == ENOENT ? 0 : err_sys(-errno, "removing %s", name);
 	kill_point();
-	return fs_remove_tree(snaps, g);
+	return fs_remove_tree_force(snaps, g);
 }
 
 static void stat_put(uint8_t *b, const struct stat *st)
@@ -432,7 +432,7 @@ static int roll_forward(const struct jail *mod, int snaps, const char *xd)
 		rc = remove_via_gone(snaps, snaps, from, from);
 	const char *leftovers[] = { "journal", "log", "stats", "trash", "done", "from" };
 	for (size_t i = 0; rc == 0 && i < sizeof leftovers / sizeof *leftovers; i++)
-		rc = fs_remove_tree(inc, leftovers[i]);
+		rc = fs_remove_tree_force(inc, leftovers[i]);
 	close(inc);
 	return rc;
 }
@@ -522,7 +522,7 @@ static int roll_back(const struct jail *mod, int snaps, const char *xd)
 			close(fds[i]);
 	jail_close(&b.xoj);
 	if (rc == 0)
-		rc = fs_remove_tree(xfd, "inc.new");
+		rc = fs_remove_tree_force(xfd, "inc.new");
 	close(xfd);
 	return rc;
 }
@@ -541,7 +541,8 @@ static int remove_gone(int snaps)
 		return err_sys(-errno, "the snapshot history");
 	}
 	for (struct dirent *e; (e = readdir(d));)
-		if (!strncmp(e->d_name, GONE, sizeof GONE - 1) && fs_remove_tree(snaps, e->d_name) < 0)
+		if (!strncmp(e->d_name, GONE, sizeof GONE - 1) &&
+		    fs_remove_tree_force(snaps, e->d_name) < 0)
 			rc = -EIO;
 	closedir(d);
 	return rc;

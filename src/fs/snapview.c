@@ -406,7 +406,7 @@ void snapview_clean(int hist)
 			close(lfd);
 			continue;   /* its session still reads it */
 		}
-		fs_remove_tree(hist, e->d_name);
+		fs_remove_tree_force(hist, e->d_name);
 		unlinkat(hist, lock, 0);
 		if (lfd >= 0)
 			close(lfd);

@@ -100,10 +100,57 @@ static void test_undo_twice(void **state)
 	close(rfd);
 }
 
+/* A daemon that is not root removes a 0555 directory from its history
+ * (fs_remove_tree_force), where a plain removal fails: run as nobody. */
+static void test_force_removal(void **state)
+{
+	struct fx *f = *state;
+	char root[128];
+
+	if (geteuid() != 0)
+		skip();   /* it needs to become another user */
+	snprintf(root, sizeof root, "%s/outside", f->top);
+	int rfd = open(root, O_RDONLY | O_DIRECTORY);
+	assert_true(rfd >= 0);
+	for (int i = 0; i < 2; i++) {
+		char d[16];
+		snprintf(d, sizeof d, "v%d", i);
+		assert_int_equal(mkdirat(rfd, d, 0755), 0);
+		int dfd = openat(rfd, d, O_RDONLY | O_DIRECTORY);
+		assert_int_equal(mkdirat(dfd, "ro", 0755), 0);
+		int rofd = openat(dfd, "ro", O_RDONLY | O_DIRECTORY);
+		put(rofd, "file", "x");
+		assert_int_equal(fchown(rofd, 65534, 65534), 0);
+		assert_int_equal(fchownat(rofd, "file", 65534, 65534, 0), 0);
+		assert_int_equal(fchmod(rofd, 0555), 0);
+		assert_int_equal(fchown(dfd, 65534, 65534), 0);
+		close(rofd);
+		close(dfd);
+	}
+	assert_int_equal(fchmod(rfd, 0777), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+			_exit(2);
+		if (fs_remove_tree(rfd, "v0") == 0)
+			_exit(3);   /* the plain removal should have failed */
+		_exit(fs_remove_tree_force(rfd, "v1") == 0 ? 0 : 4);
+	}
+	int status;
+	struct stat st;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(fstatat(rfd, "v1", &st, AT_SYMLINK_NOFOLLOW) < 0);
+	close(rfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_undo_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_force_removal, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
