@@ -22,6 +22,7 @@
 #include "session/snapverify.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/priority.h"
 #include "util/retention.h"
 
 #define DEFAULT_CONFIG "/etc/ferry/ferry.conf"
@@ -201,7 +202,7 @@ int cmd_admin(int argc, char **argv)
 		}
 	} else if (!strcmp(cmd, "verify")) {
 		struct verify_report r;
-		snap_lowest_priority();
+		lowest_priority("admin");
 		if ((rc = snap_verify(&j, &vo, &r)) == 0)
 			rc = verify_summary(&r);
 		if (rc > 0) {
@@ -216,7 +217,7 @@ int cmd_admin(int argc, char **argv)
 		if (!retention_any(&keep))
 			fprintf(stderr, "ferry: no retention rule is set: every snapshot is kept\n");
 		if (!dry)
-			snap_lowest_priority();
+			lowest_priority("admin");
 		header();
 		rc = snap_prune(&j, &keep, dry, on_decision, &p);
 		if (rc >= 0)

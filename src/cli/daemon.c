@@ -19,9 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +32,7 @@
 #include "util/err.h"
 #include "util/privdrop.h"
 #include "util/log.h"
+#include "util/priority.h"
 
 #define MAX_CHILDREN 256
 #define PENALTY_SLOTS 256
@@ -544,18 +543,6 @@ static int next_wakeup(const struct daemon_state *s)
 	return next <= now ? 0 : (int)(next - now);
 }
 
-/* The sweep runs at the lowest CPU and I/O priority: it must never slow a
- * session or the accept loop down. */
-static void lowest_priority(void)
-{
-	if (setpriority(PRIO_PROCESS, 0, 19) < 0)
-		log_debug("sweep: nice: %s", strerror(errno));
-#ifdef SYS_ioprio_set
-	/* IOPRIO_WHO_PROCESS = 1; class idle (3) in the top bits. */
-	if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) < 0)
-		log_debug("sweep: ionice idle: %s", strerror(errno));
-#endif
-}
 
 static void sweep_module(const struct module_cfg *m, long age, long part_age)
 {
@@ -588,7 +575,7 @@ __attribute__((noreturn)) static void sweep_child(struct daemon_state *s, pid_t 
 	if (getppid() != daemon_pid)
 		_exit(0);
 	log_set_prefix("[sweep]");
-	lowest_priority();
+	lowest_priority("sweep");   /* never slows a session or the accept loop */
 	for (size_t i = 0; i < cfg->n_modules; i++)
 		sweep_module(&cfg->modules[i], cfg->global.stale_age, cfg->global.partial_age);
 	_exit(0);

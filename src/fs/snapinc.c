@@ -104,18 +104,6 @@ static void hex_of(char out[9], uint32_t obj)
 	snprintf(out, 9, "%08x", obj);
 }
 
-/* What a directory's undo needs: its mode, owner and mtime. */
-#define DIRREC 28
-
-static void dirrec_put(uint8_t *b, const struct stat *st)
-{
-	uint64_t v[3] = { (uint64_t)st->st_mode | (uint64_t)st->st_uid << 32,
-			  (uint64_t)st->st_gid | (uint64_t)st->st_mtim.tv_nsec << 32,
-			  (uint64_t)st->st_mtim.tv_sec };
-	memcpy(b, v, 24);
-	memcpy(b + 24, "dir\n", 4);
-}
-
 /* Before the first change in a directory (each time it is not the one
  * changed last), its state goes to the log: undoing the push puts back its
  * mtime too, which the changes in it moved. */
@@ -123,7 +111,7 @@ static int note_parent(struct snapinc *s, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t n = slash ? (size_t)(slash - path) : 0;
-	uint8_t rec[DIRREC];
+	uint8_t rec[SNAPSTAT_LEN];
 	struct stat st;
 
 	if (strlen(s->parent) == n && !memcmp(s->parent, path, n) && s->ndirs)
@@ -136,8 +124,8 @@ static int note_parent(struct snapinc *s, const char *path)
 	close(fd);
 	if (!ok)
 		return 0;
-	dirrec_put(rec, &st);
-	if (pwrite(s->dirs, rec, DIRREC, (off_t)s->ndirs * DIRREC) != DIRREC)
+	snapstat_put(rec, &st);
+	if (pwrite(s->dirs, rec, SNAPSTAT_LEN, (off_t)s->ndirs * SNAPSTAT_LEN) != SNAPSTAT_LEN)
 		return err_sys(-EIO, "writing the snapshot log");
 	return log_rec(s, SNAP_PARENT, s->ndirs++, path);
 }
@@ -282,14 +270,8 @@ int snapinc_abort(struct snapinc *s)
 static void undo_meta(int dfd, const char *leaf, int obj, const char *hex)
 {
 	struct stat st;
-	if (fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	fchownat(dfd, leaf, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
-	struct stat cur;
-	if (fstatat(dfd, leaf, &cur, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(cur.st_mode))
-		fchmodat(dfd, leaf, st.st_mode & 07777, 0);
-	utimensat(dfd, leaf, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, st.st_mtim },
-		  AT_SYMLINK_NOFOLLOW);
+	if (fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		snapstat_apply(dfd, leaf, &st);
 }
 
 /* A directory as it was before the push's first change in it. */
@@ -297,22 +279,17 @@ static void undo_parent(const struct jail *mod, int dirs, const struct snaprec *
 {
 	const char *slash = strrchr(r->path, '/');
 	char dir[PATH_MAX_WIRE + 1];
-	uint8_t b[DIRREC];
-	uint64_t v[3];
+	uint8_t b[SNAPSTAT_LEN];
+	struct stat st;
 
-	if (dirs < 0 || pread(dirs, b, DIRREC, (off_t)r->obj * DIRREC) != DIRREC)
+	if (dirs < 0 || pread(dirs, b, SNAPSTAT_LEN, (off_t)r->obj * SNAPSTAT_LEN) != SNAPSTAT_LEN)
 		return;
-	memcpy(v, b, 24);
+	snapstat_get(b, &st);
 	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - r->path) : 0, r->path);
 	int fd = dir[0] ? jail_open_dir(mod, dir, O_RDONLY) : dup(mod->root_fd);
 	if (fd < 0)
 		return;
-	struct timespec mt = { .tv_sec = (time_t)v[2], .tv_nsec = (long)(v[1] >> 32) };
-	if (fchown(fd, (uid_t)(v[0] >> 32), (gid_t)(uint32_t)v[1]) < 0) {
-		/* not root: the owner never changed */
-	}
-	fchmod(fd, (mode_t)(v[0] & 07777));
-	futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, mt });
+	snapstat_apply(fd, NULL, &st);
 	close(fd);
 }
 

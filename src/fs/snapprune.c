@@ -29,8 +29,6 @@ enum {
 };
 static const char JKINDS[] = { J_MOVE, J_TRASH, J_INTO, J_STAT, '\0' };
 
-#define STATREC 24
-
 /* Test builds only (tests/e2e/test_snapshot_prune.sh): FERRY_TEST_PRUNE_KILL=N
  * ends the process at the Nth step of a deletion, as kill -9 would. */
 static void kill_point(void)
@@ -78,44 +76,6 @@ static int remove_via_gone(int snaps, int at, const char *name, const char *tag)
 		return errno == ENOENT ? 0 : err_sys(-errno, "removing %s", name);
 	kill_point();
 	return fs_remove_tree_force(snaps, g);
-}
-
-static void stat_put(uint8_t *b, const struct stat *st)
-{
-	uint32_t v[3] = { st->st_mode, st->st_uid, st->st_gid };
-	int64_t s = st->st_mtim.tv_sec;
-	uint32_t ns = (uint32_t)st->st_mtim.tv_nsec;
-	memcpy(b, v, 12);
-	memcpy(b + 12, &s, 8);
-	memcpy(b + 20, &ns, 4);
-}
-
-static void stat_get(const uint8_t *b, struct stat *st)
-{
-	uint32_t v[3], ns;
-	int64_t s;
-	memcpy(v, b, 12);
-	memcpy(&s, b + 12, 8);
-	memcpy(&ns, b + 20, 4);
-	memset(st, 0, sizeof *st);
-	st->st_mode = v[0];
-	st->st_uid = v[1];
-	st->st_gid = v[2];
-	st->st_mtim.tv_sec = (time_t)s;
-	st->st_mtim.tv_nsec = ns < 1000000000u ? (long)ns : 0;
-}
-
-/* Sets mode, owner and mtime of dfd/leaf from st (a link: owner and mtime). */
-static void apply_stat(int dfd, const char *leaf, const struct stat *st)
-{
-	struct stat cur;
-	if (fchownat(dfd, leaf, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
-		/* not root: the owner is the session's anyway */
-	}
-	if (fstatat(dfd, leaf, &cur, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(cur.st_mode))
-		fchmodat(dfd, leaf, st->st_mode & 07777, 0);
-	utimensat(dfd, leaf, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, st->st_mtim },
-		  AT_SYMLINK_NOFOLLOW);
 }
 
 /* --- a merge of hidden H into the next entry X ----------------------------- */
@@ -192,7 +152,7 @@ static int set_meta_from_h(struct merge *g, uint32_t hobj, int dfd, const char *
 			   const char *jpath)
 {
 	char hex[9];
-	uint8_t b[STATREC];
+	uint8_t b[SNAPSTAT_LEN];
 	struct stat cur, want;
 	int rc;
 
@@ -200,12 +160,12 @@ static int set_meta_from_h(struct merge *g, uint32_t hobj, int dfd, const char *
 	if (g->ho < 0 || fstatat(g->ho, hex, &want, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    fstatat(dfd, leaf, &cur, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	stat_put(b, &cur);
-	if (pwrite(g->stats, b, STATREC, (off_t)g->ns * STATREC) != STATREC)
+	snapstat_put(b, &cur);
+	if (pwrite(g->stats, b, SNAPSTAT_LEN, (off_t)g->ns * SNAPSTAT_LEN) != SNAPSTAT_LEN)
 		return err_sys(-EIO, "merging snapshots");
 	if ((rc = jlog(g, J_STAT, g->ns++, jpath)) < 0)
 		return rc;
-	apply_stat(dfd, leaf, &want);
+	snapstat_apply(dfd, leaf, &want);
 	return 0;
 }
 
@@ -460,11 +420,11 @@ static int undo_merge_one(void *ctx, const struct snaprec *r, long long at)
 	}
 	int dfd = b->xoj.root_fd >= 0 ? jail_open_parent(&b->xoj, r->path, &leaf) : -1;
 	if (r->kind == J_STAT && !strncmp(r->path, "N/", 2)) {   /* on an object in inc.new */
-		uint8_t rec[STATREC];
+		uint8_t rec[SNAPSTAT_LEN];
 		struct stat st;
-		if (pread(b->stats, rec, STATREC, (off_t)r->obj * STATREC) == STATREC) {
-			stat_get(rec, &st);
-			apply_stat(b->no, r->path + 2, &st);
+		if (pread(b->stats, rec, SNAPSTAT_LEN, (off_t)r->obj * SNAPSTAT_LEN) == SNAPSTAT_LEN) {
+			snapstat_get(rec, &st);
+			snapstat_apply(b->no, r->path + 2, &st);
 		}
 	} else if (dfd < 0) {
 		/* the place is gone: nothing to put back there */
@@ -475,11 +435,11 @@ static int undo_merge_one(void *ctx, const struct snaprec *r, long long at)
 		if (b->ho >= 0 && !exists_at(b->ho, hex) && exists_at(dfd, leaf))
 			renameat(dfd, leaf, b->ho, hex);
 	} else if (r->kind == J_STAT) {
-		uint8_t rec[STATREC];
+		uint8_t rec[SNAPSTAT_LEN];
 		struct stat st;
-		if (pread(b->stats, rec, STATREC, (off_t)r->obj * STATREC) == STATREC) {
-			stat_get(rec, &st);
-			apply_stat(dfd, leaf, &st);
+		if (pread(b->stats, rec, SNAPSTAT_LEN, (off_t)r->obj * SNAPSTAT_LEN) == SNAPSTAT_LEN) {
+			snapstat_get(rec, &st);
+			snapstat_apply(dfd, leaf, &st);
 		}
 	}
 	if (dfd >= 0)

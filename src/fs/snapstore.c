@@ -298,3 +298,51 @@ int snaphash_get(int fd, uint8_t hash[16], int64_t *when)
 	*when = (int64_t)t;
 	return 1;
 }
+
+void snapstat_put(uint8_t b[SNAPSTAT_LEN], const struct stat *st)
+{
+	uint32_t v[3] = { st->st_mode, st->st_uid, st->st_gid };
+	int64_t sec = st->st_mtim.tv_sec;
+	uint32_t ns = (uint32_t)st->st_mtim.tv_nsec;
+
+	memcpy(b, v, 12);
+	memcpy(b + 12, &sec, 8);
+	memcpy(b + 20, &ns, 4);
+}
+
+void snapstat_get(const uint8_t b[SNAPSTAT_LEN], struct stat *st)
+{
+	uint32_t v[3], ns;
+	int64_t sec;
+
+	memcpy(v, b, 12);
+	memcpy(&sec, b + 12, 8);
+	memcpy(&ns, b + 20, 4);
+	memset(st, 0, sizeof *st);
+	st->st_mode = v[0];
+	st->st_uid = v[1];
+	st->st_gid = v[2];
+	st->st_mtim.tv_sec = (time_t)sec;
+	st->st_mtim.tv_nsec = ns < 1000000000u ? (long)ns : 0;
+}
+
+void snapstat_apply(int dfd, const char *leaf, const struct stat *st)
+{
+	const struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, st->st_mtim };
+	struct stat cur;
+
+	if (!leaf) {
+		if (fchown(dfd, st->st_uid, st->st_gid) < 0) {
+			/* not root: the owner is the session's anyway */
+		}
+		fchmod(dfd, st->st_mode & 07777);
+		futimens(dfd, t);
+		return;
+	}
+	if (fchownat(dfd, leaf, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* as above */
+	}
+	if (fstatat(dfd, leaf, &cur, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(cur.st_mode))
+		fchmodat(dfd, leaf, st->st_mode & 07777, 0);
+	utimensat(dfd, leaf, t, AT_SYMLINK_NOFOLLOW);
+}

@@ -69,6 +69,17 @@ int snapstore_name_ok(const char *name);
  * (with a message naming sel). */
 int snapstore_select(const struct snapinfo *s, size_t n, const char *sel);
 
+/* An entry's mode, owner and mtime as the history's undo files keep them
+ * (an increment's "dirs", a merge's "stats"): SNAPSTAT_LEN bytes, native
+ * order (the box reads what the box wrote). */
+#define SNAPSTAT_LEN 24
+struct stat;
+void snapstat_put(uint8_t b[SNAPSTAT_LEN], const struct stat *st);
+void snapstat_get(const uint8_t b[SNAPSTAT_LEN], struct stat *st);
+/* Sets st's owner (where the daemon may), mode (not on a symlink) and mtime
+ * on dfd/leaf, never following a link; leaf NULL: on dfd itself. */
+void snapstat_apply(int dfd, const char *leaf, const struct stat *st);
+
 /* What a snapshot module's receiver records on every file it writes, for
  * verify: the xattr user.ferry.h, the xxh3-128 of the file's bytes (16,
  * canonical) and the time it was written (8, big-endian). Names under

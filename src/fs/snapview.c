@@ -110,16 +110,6 @@ static int meta_of(const struct view *v, const struct where *w, struct stat *st)
 	return fstatat(w->fd, w->name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
-static void set_meta(int fd, const struct stat *st, int is_dir)
-{
-	if (fchown(fd, st->st_uid, st->st_gid) < 0) {
-		/* not root: the session's own owner stays */
-	}
-	fchmod(fd, st->st_mode & 07777);
-	if (!is_dir)
-		futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, st->st_mtim });
-}
-
 /* A copy of a file whose metadata alone changed later: the contents are
  * shared, the metadata not, so it cannot be a link. */
 static int copy_file(int sfd, const char *sname, int dfd, const char *dname, const struct stat *st)
@@ -141,7 +131,7 @@ static int copy_file(int sfd, const char *sname, int dfd, const char *dname, con
 			break;
 	}
 	if (rc == 0)
-		set_meta(out, st, 0);
+		snapstat_apply(out, NULL, st);
 	if (in >= 0)
 		close(in);
 	if (out >= 0)
@@ -252,8 +242,7 @@ static int make_dir(struct view *v, const struct where *w, int vdir, const char 
 		v->path[plen] = '\0';
 	}
 	if (rc == 0 && meta_of(v, w, &st) == 0) {
-		set_meta(dst, &st, 1);
-		futimens(dst, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, st.st_mtim });
+		snapstat_apply(dst, NULL, &st);   /* last: its entries moved the mtime */
 	}
 	names_free(&ns);
 	close(src);

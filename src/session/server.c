@@ -22,6 +22,7 @@
 #include "util/chmod.h"
 #include "util/err.h"
 #include "util/idmap.h"
+#include "util/priority.h"
 #include "util/privdrop.h"
 #include "util/log.h"
 
@@ -286,7 +287,7 @@ static void log_pruned(void *ctx, const struct snapinfo *s, unsigned why)
 static void prune_after_push(struct conn *c, const struct jail *j, const struct module_cfg *mod)
 {
 	conn_flush(c);
-	snap_lowest_priority();
+	lowest_priority("prune");
 	int n = snap_prune(j, &mod->keep, 0, log_pruned, NULL);
 	if (n < 0)
 		log_err("module '%s': prune: %s", mod->name, err_msg());

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,7 +14,6 @@
 #include "fs/snapstore.h"
 #include "fs/snapview.h"
 #include "util/err.h"
-#include "util/log.h"
 #include "util/retention.h"
 
 int snap_split(char *module, char *sel)
@@ -240,15 +237,4 @@ int snap_prune(const struct jail *mod, const struct retention *r, int dry, snap_
 	free(why);
 	free(list);
 	return rc < 0 ? rc : deleted;
-}
-
-void snap_lowest_priority(void)
-{
-	if (setpriority(PRIO_PROCESS, 0, 19) < 0)
-		log_debug("prune: nice: %s", strerror(errno));
-#ifdef SYS_ioprio_set
-	/* IOPRIO_WHO_PROCESS = 1; class idle (3) in the top bits */
-	if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) < 0)
-		log_debug("prune: ionice idle: %s", strerror(errno));
-#endif
 }

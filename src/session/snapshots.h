@@ -42,7 +42,5 @@ int snap_prune(const struct jail *mod, const struct retention *r, int dry, snap_
 int snap_delete(const struct jail *mod, const char *name);
 /* The module's snapshots, oldest first (*list owned), after settling. */
 int snap_list(const struct jail *mod, struct snapinfo **list, size_t *n);
-/* The lowest CPU and I/O priority, for a prune: it must not slow a session. */
-void snap_lowest_priority(void);
 
 #endif
