@@ -35,6 +35,8 @@ const char *msg_type_name(uint8_t type)
 	case MSG_FILE_SIG: return "FILE_SIG";
 	case MSG_NEED: return "NEED";
 	case MSG_NEED_END: return "NEED_END";
+	case MSG_REFINE: return "REFINE";
+	case MSG_REFINE_END: return "REFINE_END";
 	case MSG_WANT: return "WANT";
 	case MSG_DECIDED: return "DECIDED";
 	case MSG_CHANGE: return "CHANGE";
@@ -158,6 +160,18 @@ static void rd_xmeta(struct rd *r, struct m_xmeta *x)
 		r->err = -EBADMSG;
 }
 
+/* A WANT_DELTA's levels: one (group 0), or groups of 2 .. DELTA_MAX_GROUP
+ * blocks of at most DELTA_MAX_COARSE bytes, at least one whole group. */
+static int want_delta_group_ok(const struct m_want_delta *w)
+{
+	uint32_t g = w->group;
+
+	if (!g)
+		return 1;
+	return g >= 2 && g <= DELTA_MAX_GROUP && (uint64_t)w->block * g <= DELTA_MAX_COARSE &&
+	       w->size / w->block >= g;
+}
+
 static void rd_fields(struct rd *r, struct msg *m)
 {
 	switch (m->type) {
@@ -271,6 +285,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 	case MSG_REDO:
 	case MSG_WANT_SIG:
 	case MSG_NEED_END:
+	case MSG_REFINE_END:
 		m->u.index.index = rd_u32(r);
 		break;
 	case MSG_WANT_DELTA:
@@ -278,11 +293,16 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.want_delta.index = rd_u32(r);
 		m->u.want_delta.block = rd_u32(r);
 		m->u.want_delta.size = rd_u64(r);
+		m->u.want_delta.group = rd_u8(r);
+		if (m->type == MSG_FILE_SIG && m->u.want_delta.group)
+			r->err = -EBADMSG;   /* a pull's signature has one level */
 		/* FILE_SIG with block 0: "no signature, the file comes whole" */
 		if (m->type == MSG_FILE_SIG && !m->u.want_delta.block)
 			break;
 		if (m->u.want_delta.block < DELTA_MIN_BLOCK || m->u.want_delta.block > DELTA_MAX_BLOCK ||
 		    m->u.want_delta.size / m->u.want_delta.block > UINT32_MAX)
+			r->err = -EBADMSG;
+		else if (!want_delta_group_ok(&m->u.want_delta))
 			r->err = -EBADMSG;
 		break;
 	case MSG_SIG:
@@ -298,6 +318,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 			rd_skip(r, r->left);
 		break;
 	case MSG_NEED:
+	case MSG_REFINE:
 		m->u.need.index = rd_u32(r);
 		m->u.need.block = rd_u32(r);
 		m->u.need.count = rd_u32(r);
@@ -460,6 +481,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		break;
 	case MSG_WANT_SIG:
 	case MSG_NEED_END:
+	case MSG_REFINE_END:
 	case MSG_REDO:
 	case MSG_WANT:
 	case MSG_DECIDED:
@@ -470,6 +492,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u32(w, m->u.want_delta.index);
 		wr_u32(w, m->u.want_delta.block);
 		wr_u64(w, m->u.want_delta.size);
+		wr_u8(w, m->u.want_delta.group);
 		break;
 	case MSG_SIG:
 		wr_u32(w, m->u.sig.index);
@@ -478,6 +501,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_bytes(w, m->u.sig.entries, (size_t)m->u.sig.count * SIG_ENTRY_LEN);
 		break;
 	case MSG_NEED:
+	case MSG_REFINE:
 		wr_u32(w, m->u.need.index);
 		wr_u32(w, m->u.need.block);
 		wr_u32(w, m->u.need.count);

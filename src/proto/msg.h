@@ -35,6 +35,10 @@
 #define DELTA_MAX_BLOCK (128u << 10)
 #define SIG_MAX_BLOCKS 4096u
 #define SIG_ENTRY_LEN 12u
+/* Two levels: a WANT_DELTA's coarse entries each cover `group` blocks, at
+ * most DELTA_MAX_GROUP of them and DELTA_MAX_COARSE bytes. */
+#define DELTA_MAX_GROUP 64u
+#define DELTA_MAX_COARSE (1u << 20)
 
 /* Compressed file data (docs/PROTOCOL.md, 4.5): one independent zstd frame
  * per ZDATA, of at most ZDATA_MAX_RAW bytes of the file; its compressed
@@ -73,6 +77,7 @@ enum msg_type {
 	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
 	MSG_WANT_DELTA = 0x34, MSG_SIG = 0x35, MSG_REDO = 0x36,
 	MSG_WANT_SIG = 0x37, MSG_FILE_SIG = 0x38, MSG_NEED = 0x39, MSG_NEED_END = 0x3a,
+	MSG_REFINE = 0x3b, MSG_REFINE_END = 0x3c,
 	MSG_ERROR = 0x40,
 };
 
@@ -230,17 +235,22 @@ struct m_len { uint64_t len; };                                      /* DATA, HO
  * follow as file data (like DATA's bytes). */
 struct m_zdata { uint32_t raw_len, zlen; };
 struct m_file_end { uint8_t status, has_hash; uint8_t hash[MSG_HASH_LEN]; };
-struct m_index { uint32_t index; };          /* WANT, DECIDED, REDO, WANT_SIG, NEED_END */
+/* WANT, DECIDED, REDO, WANT_SIG, NEED_END, REFINE_END */
+struct m_index { uint32_t index; };
 /* WANT_DELTA: send entry `index` as a delta against my basis of `size`
- * bytes, whose signature (size / block whole blocks) follows in SIGs. */
-struct m_want_delta { uint32_t index, block; uint64_t size; };
+ * bytes, whose signature (size / block whole blocks) follows in SIGs; with
+ * group > 1 (two levels) the SIGs first hold one entry per group of that
+ * many blocks, and the fine entries come for the groups REFINE asks.
+ * FILE_SIG: the same fields, group always 0. */
+struct m_want_delta { uint32_t index, block; uint64_t size; uint8_t group; };
 /* SIG: signature entries first .. first + count - 1 of entry `index`;
  * `entries` points into the received record (valid until the next receive):
  * count * SIG_ENTRY_LEN bytes, u32 weak then 8 bytes of strong, each. */
 struct m_sig { uint32_t index, first; uint16_t count; const uint8_t *entries; };
 /* COPY: `count` blocks of the basis from block `block` come next in the file. */
 struct m_copy { uint32_t block, count; };
-/* NEED: blocks block .. block + count - 1 of entry `index` the receiver lacks. */
+/* NEED: blocks block .. block + count - 1 of entry `index` the receiver lacks.
+ * REFINE: the fine entries of groups block .. block + count - 1, please. */
 struct m_need { uint32_t index, block, count; };
 struct m_change { uint8_t kind, bits; char path[MSG_MAX_PATH + 1]; };
 /* END: the sender's own failures the receiver did not see (a directory it

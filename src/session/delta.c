@@ -135,53 +135,159 @@ static uint64_t get64(const uint8_t *p)
 
 /* --- the receiver's side: the basis's signature ---------------------------- */
 
-/* FILE_SIG or WANT_DELTA, then the signature of fd in SIG records; with h,
- * the whole file (its tail too) goes into h on the same read. */
-static int sig_stream(struct conn *c, uint8_t type, const struct basis *b, uint32_t index,
-		      uint32_t block, uint64_t size, XXH3_state_t *h)
+uint32_t delta_group(uint32_t block, uint32_t nblocks)
+{
+	uint32_t g = DELTA_GROUP;
+
+	if (nblocks < DELTA_TWO_LEVEL_BLOCKS)
+		return 0;
+	while (g > 1 && (uint64_t)block * g > DELTA_MAX_COARSE)
+		g /= 2;
+	return g >= 2 ? g : 0;
+}
+
+/* The rolling sum of x then y, from theirs: every byte of x weighs len(y)
+ * more (b = sum((len - i) * p[i])), exact mod 2^32 like the sums. */
+static void roll_cat(struct roll *x, const struct roll *y)
+{
+	x->b += y->len * x->a + y->b;
+	x->a += y->a;
+	x->len += y->len;
+}
+
+/* Reads what is needed to sign, and carries the whole-file hash along. */
+struct signer {
+	const struct basis *b;
+	uint32_t block;
+	uint8_t *buf;              /* owned, block bytes */
+	XXH3_state_t *whole;       /* borrowed, or NULL */
+	XXH3_state_t *part;        /* owned: a coarse entry's strong sum */
+};
+
+static void read_block(struct signer *g, uint64_t k)
+{
+	/* a file that shrank: zeros, which the final hash check rejects */
+	if (basis_read(g->b, g->buf, g->block, k * g->block) < 0)
+		memset(g->buf, 0, g->block);
+	if (g->whole)
+		XXH3_128bits_update(g->whole, g->buf, g->block);
+}
+
+/* One entry: the sums of `per` blocks from block `first`. */
+static void sign_entry(struct signer *g, uint64_t first, uint32_t per, uint8_t *out)
+{
+	struct roll r = { 0 }, one;
+	uint64_t strong;
+
+	if (per > 1)
+		XXH3_64bits_reset(g->part);
+	for (uint32_t i = 0; i < per; i++) {
+		read_block(g, first + i);
+		roll_init(&one, g->buf, g->block);
+		if (i == 0)
+			r = one;
+		else
+			roll_cat(&r, &one);
+		if (per > 1)
+			XXH3_64bits_update(g->part, g->buf, g->block);
+	}
+	strong = per > 1 ? XXH3_64bits_digest(g->part) : delta_strong(g->buf, g->block);
+	put32(out, roll_sum(&r));
+	put64(out + 4, strong);
+}
+
+/* SIG records for entries first .. first + count - 1, each of `per` blocks
+ * (per 1: entry k is block k). */
+static int sign_run(struct conn *c, struct signer *g, uint32_t index, uint32_t first,
+		    uint32_t count, uint32_t per)
 {
 	static uint8_t ent[SIG_MAX_BLOCKS * SIG_ENTRY_LEN];
-	uint32_t n = (uint32_t)(size / block);
-	uint8_t *buf = malloc(block);
-	struct msg m = { .type = type };
-	int rc;
+	struct msg m = { .type = MSG_SIG };
+	int rc = 0;
 
-	if (!buf)
-		return err_set(-ENOMEM, "out of memory");
-	m.u.want_delta = (struct m_want_delta){ .index = index, .block = block, .size = size };
-	rc = conn_send(c, &m);
-	for (uint32_t first = 0; rc == 0 && first < n;) {
-		uint16_t k = (uint16_t)(n - first < SIG_MAX_BLOCKS ? n - first : SIG_MAX_BLOCKS);
-		for (uint16_t i = 0; i < k; i++) {
-			struct roll r;
-			/* a file that shrank: zeros, which the final hash check rejects */
-			if (basis_read(b, buf, block, (uint64_t)(first + i) * block) < 0)
-				memset(buf, 0, block);
-			if (h)
-				XXH3_128bits_update(h, buf, block);
-			roll_init(&r, buf, block);
-			put32(ent + i * SIG_ENTRY_LEN, roll_sum(&r));
-			put64(ent + i * SIG_ENTRY_LEN + 4, delta_strong(buf, block));
-		}
-		m.type = MSG_SIG;
+	while (rc == 0 && count) {
+		uint16_t k = (uint16_t)(count < SIG_MAX_BLOCKS ? count : SIG_MAX_BLOCKS);
+		for (uint16_t i = 0; i < k; i++)
+			sign_entry(g, (uint64_t)(first + i) * per, per, ent + i * SIG_ENTRY_LEN);
 		m.u.sig = (struct m_sig){ .index = index, .first = first, .count = k, .entries = ent };
 		rc = conn_send(c, &m);
 		first += k;
+		count -= k;
 	}
-	uint64_t tail = size - (uint64_t)n * block;
-	if (rc == 0 && h && tail) {
-		if (basis_read(b, buf, (size_t)tail, (uint64_t)n * block) < 0)
-			memset(buf, 0, (size_t)tail);
-		XXH3_128bits_update(h, buf, (size_t)tail);
-	}
-	free(buf);
 	return rc;
 }
 
-int delta_sig_send(struct conn *c, const struct basis *b, uint32_t index)
+static int signer_open(struct signer *g, const struct basis *b, uint32_t block,
+		       XXH3_state_t *whole)
+{
+	*g = (struct signer){ .b = b, .block = block, .whole = whole };
+	g->buf = malloc(block);
+	g->part = XXH3_createState();
+	if (!g->buf || !g->part) {
+		free(g->buf);
+		if (g->part)
+			XXH3_freeState(g->part);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void signer_close(struct signer *g)
+{
+	free(g->buf);
+	XXH3_freeState(g->part);
+}
+
+/* FILE_SIG or WANT_DELTA, then the signature of the basis in SIG records
+ * (per group of `group` blocks when group > 1); with h, the whole file (its
+ * tail too) goes into h on the same read. */
+static int sig_stream(struct conn *c, uint8_t type, const struct basis *b, uint32_t index,
+		      uint32_t block, uint64_t size, uint32_t group, XXH3_state_t *h)
+{
+	uint32_t n = (uint32_t)(size / block), per = group > 1 ? group : 1;
+	struct msg m = { .type = type };
+	struct signer g;
+	int rc = signer_open(&g, b, block, h);
+
+	if (rc < 0)
+		return rc;
+	m.u.want_delta = (struct m_want_delta){ .index = index, .block = block, .size = size,
+						.group = (uint8_t)(group > 1 ? group : 0) };
+	rc = conn_send(c, &m);
+	if (rc == 0)
+		rc = sign_run(c, &g, index, 0, n / per, per);
+	uint64_t tail = size - (uint64_t)n * block;
+	if (rc == 0 && h && tail) {
+		if (basis_read(b, g.buf, (size_t)tail, (uint64_t)n * block) < 0)
+			memset(g.buf, 0, (size_t)tail);
+		XXH3_128bits_update(h, g.buf, (size_t)tail);
+	}
+	signer_close(&g);
+	return rc;
+}
+
+int delta_sig_send(struct conn *c, const struct basis *b, uint32_t index, uint32_t group)
 {
 	return sig_stream(c, MSG_WANT_DELTA, b, index, b->block, (uint64_t)b->nblocks * b->block,
-			  NULL);
+			  group, NULL);
+}
+
+int delta_refine_send(struct conn *c, const struct basis *b, uint32_t index, uint32_t group,
+		      uint32_t first, uint32_t count)
+{
+	uint64_t from = (uint64_t)first * group, to = (uint64_t)(first + count) * group;
+	struct signer g;
+	int rc;
+
+	if (to > b->nblocks)
+		to = b->nblocks;
+	if (from >= to)
+		return 0;
+	if ((rc = signer_open(&g, b, b->block, NULL)) < 0)
+		return rc;
+	rc = sign_run(c, &g, index, (uint32_t)from, (uint32_t)(to - from), 1);
+	signer_close(&g);
+	return rc;
 }
 
 int delta_file_sig_send(struct conn *c, int fd, uint32_t index, uint64_t size,
@@ -198,13 +304,23 @@ int delta_file_sig_send(struct conn *c, int fd, uint32_t index, uint64_t size,
 	b.size[0] = size;
 	basis_layout_bytes(&b);
 	XXH3_128bits_reset(h);
-	rc = sig_stream(c, MSG_FILE_SIG, &b, index, delta_block_size(size), size, h);
+	rc = sig_stream(c, MSG_FILE_SIG, &b, index, delta_block_size(size), size, 0, h);
 	filedata_hash_out(h, hash);
 	XXH3_freeState(h);
 	return rc;
 }
 
 /* --- the sender's side: the signature as it arrives ------------------------- */
+
+static int bit(const uint8_t *bits, uint64_t k)
+{
+	return bits[k / 8] >> (k % 8) & 1;
+}
+
+static void set_bit(uint8_t *bits, uint64_t k)
+{
+	bits[k / 8] |= (uint8_t)(1u << (k % 8));
+}
 
 int delta_sig_init(struct delta_sig *s, const struct m_want_delta *w)
 {
@@ -216,36 +332,128 @@ int delta_sig_init(struct delta_sig *s, const struct m_want_delta *w)
 	if (w->size / w->block > DELTA_MAX_BLOCKS)
 		return err_set(-EBADMSG, "protocol: a signature of %llu blocks (the most is %u)",
 			       (unsigned long long)(w->size / w->block), DELTA_MAX_BLOCKS);
-	if (s->n && (!(s->weak = malloc((size_t)s->n * sizeof *s->weak)) ||
-		     !(s->strong = malloc((size_t)s->n * sizeof *s->strong)))) {
-		delta_sig_free(s);
-		return err_set(-ENOMEM, "out of memory for a signature of %u blocks", s->n);
+	if (w->group > 1) {   /* the decoder checked it against the block and size */
+		s->group = w->group;
+		s->ng = s->n / s->group;
 	}
+	/* calloc: with two levels only the fine entries that came are set */
+	if (s->n && (!(s->weak = calloc(s->n, sizeof *s->weak)) ||
+		     !(s->strong = calloc(s->n, sizeof *s->strong))))
+		goto oom;
+	if (s->group && (!(s->cweak = malloc((size_t)s->ng * sizeof *s->cweak)) ||
+			 !(s->cstrong = malloc((size_t)s->ng * sizeof *s->cstrong)) ||
+			 !(s->asked = calloc(s->ng / 8 + 1, 1)) ||
+			 !(s->known = calloc(s->n / 8 + 1, 1))))
+		goto oom;
 	return 0;
+oom:
+	delta_sig_free(s);
+	return err_set(-ENOMEM, "out of memory for a signature of %u blocks", s->n);
+}
+
+/* A fine entry while refining: only blocks of groups asked, each once, in
+ * order (the receiver answers the REFINEs in the order they went). */
+static int fine_add(struct delta_sig *s, const struct m_sig *m)
+{
+	if (m->first < s->fine_next || m->first > s->n || m->count > s->n - m->first ||
+	    m->count > s->fine_left)
+		goto bad;
+	for (uint32_t i = 0; i < m->count; i++) {
+		uint32_t k = m->first + i;
+		if (!bit(s->asked, k / s->group))
+			goto bad;
+		s->weak[k] = get32(m->entries + i * SIG_ENTRY_LEN);
+		s->strong[k] = get64(m->entries + i * SIG_ENTRY_LEN + 4);
+		set_bit(s->known, k);
+	}
+	s->fine_next = m->first + m->count;
+	s->fine_left -= m->count;
+	return 0;
+bad:
+	return err_set(-EBADMSG, "protocol: SIG for entry %u blocks %u..%u, which were not asked "
+		       "(or came twice)", m->index, m->first, m->first + m->count);
 }
 
 int delta_sig_add(struct delta_sig *s, const struct m_sig *m)
 {
-	if (m->index != s->index || m->first != s->have || m->count > s->n - s->have)
-		return err_set(-EBADMSG, "protocol: SIG for entry %u blocks %u..%u, expected %u of %u",
-			       m->index, m->first, m->first + m->count, s->have, s->n);
+	uint32_t total = s->group ? s->ng : s->n;
+
+	if (m->index != s->index)
+		goto bad;
+	if (s->refining)
+		return fine_add(s, m);
+	if (m->first != s->have || m->count > total - s->have)
+		goto bad;
 	for (uint16_t i = 0; i < m->count; i++) {
-		s->weak[s->have + i] = get32(m->entries + i * SIG_ENTRY_LEN);
-		s->strong[s->have + i] = get64(m->entries + i * SIG_ENTRY_LEN + 4);
+		const uint8_t *e = m->entries + i * SIG_ENTRY_LEN;
+		if (s->group) {
+			s->cweak[s->have + i] = get32(e);
+			s->cstrong[s->have + i] = get64(e + 4);
+		} else {
+			s->weak[s->have + i] = get32(e);
+			s->strong[s->have + i] = get64(e + 4);
+		}
 	}
 	s->have += m->count;
 	return 0;
+bad:
+	return err_set(-EBADMSG, "protocol: SIG for entry %u blocks %u..%u, expected %u of %u",
+		       m->index, m->first, m->first + m->count, s->have,
+		       s->group ? s->ng : s->n);
+}
+
+int delta_sig_coarse_done(const struct delta_sig *s)
+{
+	return s->have == (s->group ? s->ng : s->n);
+}
+
+int delta_sig_ready(const struct delta_sig *s)
+{
+	return delta_sig_coarse_done(s) && (!s->group || (s->refining && !s->fine_left));
 }
 
 void delta_sig_free(struct delta_sig *s)
 {
 	free(s->weak);
 	free(s->strong);
-	s->weak = NULL;
-	s->strong = NULL;
+	free(s->cweak);
+	free(s->cstrong);
+	free(s->asked);
+	free(s->known);
+	free(s->cm);
+	s->weak = s->cweak = NULL;
+	s->strong = s->cstrong = NULL;
+	s->asked = s->known = NULL;
+	s->cm = NULL;
 }
 
 /* --- the sender's side: matching ------------------------------------------- */
+
+/* The entries one scan matches with: the fine ones (one block each, those
+ * that came), or the coarse ones (a group of `per` blocks each). */
+struct sums {
+	uint32_t len, n, per;      /* bytes an entry covers, entries, blocks an entry */
+	const uint32_t *weak;
+	const uint64_t *strong;
+	const uint8_t *known;      /* NULL: all */
+};
+
+static struct sums fine_sums(const struct delta_sig *s)
+{
+	return (struct sums){ .len = s->block, .n = s->n, .per = 1, .weak = s->weak,
+			      .strong = s->strong, .known = s->group ? s->known : NULL };
+}
+
+static struct sums coarse_sums(const struct delta_sig *s)
+{
+	return (struct sums){ .len = s->block * s->group, .n = s->ng, .per = s->group,
+			      .weak = s->cweak, .strong = s->cstrong };
+}
+
+static int usable(const struct sums *u, int32_t i)
+{
+	return i >= 0 && (uint32_t)i < u->n && (!u->known || bit(u->known, (uint32_t)i));
+}
 
 /* Chained hash table of the signature's weak sums. */
 struct index {
@@ -258,15 +466,15 @@ static uint32_t bucket(const struct index *x, uint32_t weak)
 	return (weak * 0x9e3779b1u) >> 7 & x->mask;
 }
 
-static int index_build(struct index *x, const struct delta_sig *s)
+static int index_build(struct index *x, const struct sums *u)
 {
 	uint32_t nb = 1024;
 
-	while (nb < 2 * s->n && nb < (1u << 26))
+	while (nb < 2 * u->n && nb < (1u << 26))
 		nb <<= 1;
 	x->mask = nb - 1;
 	x->head = malloc(nb * sizeof *x->head);
-	x->next = malloc((s->n ? s->n : 1) * sizeof *x->next);
+	x->next = malloc((u->n ? u->n : 1) * sizeof *x->next);
 	if (!x->head || !x->next) {
 		free(x->head);
 		free(x->next);
@@ -274,37 +482,45 @@ static int index_build(struct index *x, const struct delta_sig *s)
 	}
 	memset(x->head, 0xff, nb * sizeof *x->head);
 	/* backwards, so that a chain lists its blocks in file order */
-	for (uint32_t i = s->n; i-- > 0;) {
-		uint32_t b = bucket(x, s->weak[i]);
+	for (uint32_t i = u->n; i-- > 0;) {
+		if (!usable(u, (int32_t)i))
+			continue;
+		uint32_t b = bucket(x, u->weak[i]);
 		x->next[i] = x->head[b];
 		x->head[b] = (int32_t)i;
 	}
 	return 0;
 }
 
-/* The basis block equal to the window, or -1: the one after the last match
+static void index_free(struct index *x)
+{
+	free(x->head);
+	free(x->next);
+}
+
+/* The entry equal to the window, or -1: the one after the last match
  * first (runs of equal blocks then coalesce into one COPY). */
-static int32_t find(const struct index *x, const struct delta_sig *s, uint32_t weak,
+static int32_t find(const struct index *x, const struct sums *u, uint32_t weak,
 		    const uint8_t *win, int32_t prefer)
 {
 	uint64_t strong = 0;
 	int have_strong = 0, tries = 0;
 
-	if (prefer >= 0 && (uint32_t)prefer < s->n && s->weak[prefer] == weak) {
-		strong = delta_strong(win, s->block);
+	if (usable(u, prefer) && u->weak[prefer] == weak) {
+		strong = delta_strong(win, u->len);
 		have_strong = 1;
-		if (s->strong[prefer] == strong)
+		if (u->strong[prefer] == strong)
 			return prefer;
 	}
 	for (int32_t i = x->head[bucket(x, weak)]; i >= 0 && tries < MAX_CANDIDATES; i = x->next[i]) {
-		if (s->weak[i] != weak)
+		if (u->weak[i] != weak)
 			continue;
 		tries++;
 		if (!have_strong) {
-			strong = delta_strong(win, s->block);
+			strong = delta_strong(win, u->len);
 			have_strong = 1;
 		}
-		if (s->strong[i] == strong)
+		if (u->strong[i] == strong)
 			return i;
 	}
 	return -1;
@@ -320,6 +536,8 @@ struct scan {
 	uint8_t status;            /* FILE_OK, or why the data is not the file's */
 	XXH3_state_t *h;           /* owned */
 	uint32_t copy_block, copy_count;   /* a COPY not sent yet */
+	int32_t last;              /* the last entry matched, -1: none */
+	struct delta_sig *found;   /* a dry scan (pass one): matches go here, nothing is sent */
 	struct xfer_stats *st;
 	struct progress *pg;
 };
@@ -329,6 +547,10 @@ static int fill(struct scan *sc, uint64_t keep, uint64_t to)
 {
 	if (to <= sc->base + sc->len)
 		return 0;
+	if (keep >= sc->base + sc->len) {   /* nothing to keep: start afresh there */
+		sc->base = keep;
+		sc->len = 0;
+	}
 	size_t drop = (size_t)(keep - sc->base);
 	memmove(sc->buf, sc->buf + drop, sc->len - drop);
 	sc->len -= drop;
@@ -367,7 +589,7 @@ static int send_literal(struct scan *sc, uint64_t from, uint64_t to)
 {
 	int rc;
 
-	if (from == to)
+	if (from == to || sc->found)
 		return 0;
 	const uint8_t *p = sc->buf + (from - sc->base);
 	size_t n = (size_t)(to - from);
@@ -380,7 +602,24 @@ static int send_literal(struct scan *sc, uint64_t from, uint64_t to)
 	return 0;
 }
 
-static int add_copy(struct scan *sc, uint32_t block, const uint8_t *win, uint32_t len)
+/* Pass one remembers where a group is; nothing is sent. */
+static int note_found(struct delta_sig *s, uint64_t pos, uint32_t group)
+{
+	if (s->ncm == s->cmcap) {
+		size_t cap = s->cmcap ? 2 * s->cmcap : 256;
+		void *p = realloc(s->cm, cap * sizeof *s->cm);
+		if (!p)
+			return err_set(-ENOMEM, "out of memory");
+		s->cm = p;
+		s->cmcap = cap;
+	}
+	s->cm[s->ncm++] = (struct delta_coarse_match){ .pos = pos, .group = group };
+	return 0;
+}
+
+/* Blocks block .. block + count - 1 of the basis are the `len` bytes at win. */
+static int add_copy(struct scan *sc, uint32_t block, uint32_t count, const uint8_t *win,
+		    uint32_t len)
 {
 	int rc;
 
@@ -389,33 +628,43 @@ static int add_copy(struct scan *sc, uint32_t block, const uint8_t *win, uint32_
 	if (sc->pg)
 		progress_matched(sc->pg, len);
 	if (sc->copy_count && block == sc->copy_block + sc->copy_count) {
-		sc->copy_count++;
+		sc->copy_count += count;
 		return 0;
 	}
 	if ((rc = flush_copy(sc)) < 0)
 		return rc;
 	sc->copy_block = block;
-	sc->copy_count = 1;
+	sc->copy_count = count;
 	return 0;
 }
 
-/* rsync's scan: a window of one block rolls over the file a byte at a time;
- * where it equals a basis block, that block is copied and the window jumps. */
-static int scan_file(struct scan *sc, const struct index *x, const struct delta_sig *s)
+static int matched(struct scan *sc, const struct sums *u, int32_t k, uint64_t pos,
+		   const uint8_t *win)
 {
-	const uint32_t bs = s->block;
-	uint64_t pos = 0, lit = 0;
+	sc->last = k;
+	if (sc->found)
+		return note_found(sc->found, pos, (uint32_t)k);
+	return add_copy(sc, (uint32_t)k * u->per, u->per, win, u->len);
+}
+
+/* rsync's scan over [from, to): a window of one entry's length rolls over
+ * the file a byte at a time; where it equals an entry, its blocks are
+ * copied and the window jumps. */
+static int scan_range(struct scan *sc, const struct index *x, const struct sums *u,
+		      uint64_t from, uint64_t to)
+{
+	const uint32_t bs = u->len;
+	uint64_t pos = from, lit = from;
 	struct roll r;
 	int rolled = 0, rc = 0;
-	int32_t last = -1;
 
-	while (rc == 0 && s->n && pos + bs <= sc->size) {
+	while (rc == 0 && u->n && pos + bs <= to) {
 		if (pos - lit >= LIT_MAX) {   /* a long run: send it now */
 			if ((rc = send_literal(sc, lit, pos)) < 0)
 				break;
 			lit = pos;
 		}
-		uint64_t need = pos + bs + (pos + bs < sc->size);
+		uint64_t need = pos + bs + (pos + bs < to);
 		if ((rc = fill(sc, lit, need)) < 0)
 			break;
 		const uint8_t *win = sc->buf + (pos - sc->base);
@@ -423,58 +672,179 @@ static int scan_file(struct scan *sc, const struct index *x, const struct delta_
 			roll_init(&r, win, bs);
 			rolled = 1;
 		}
-		int32_t k = find(x, s, roll_sum(&r), win, last + 1);
+		int32_t k = find(x, u, roll_sum(&r), win, sc->last + 1);
 		if (k >= 0) {
 			if ((rc = send_literal(sc, lit, pos)) < 0 ||
-			    (rc = add_copy(sc, (uint32_t)k, win, bs)) < 0)
+			    (rc = matched(sc, u, k, pos, win)) < 0)
 				break;
 			pos += bs;
 			lit = pos;
 			rolled = 0;
-			last = k;
 			continue;
 		}
-		if (pos + bs < sc->size)
+		if (pos + bs < to)
 			roll_rotate(&r, win[0], win[bs]);
 		pos++;
 	}
-	/* the tail (or all of a file with no whole basis block), in pieces */
-	while (rc == 0 && lit < sc->size) {
-		uint64_t to = sc->size - lit > LIT_MAX ? lit + LIT_MAX : sc->size;
-		if ((rc = fill(sc, lit, to)) == 0)
-			rc = send_literal(sc, lit, to);
-		lit = to;
+	/* the tail (or all of a range with no whole block), in pieces */
+	while (rc == 0 && !sc->found && lit < to) {
+		uint64_t end = to - lit > LIT_MAX ? lit + LIT_MAX : to;
+		if ((rc = fill(sc, lit, end)) == 0)
+			rc = send_literal(sc, lit, end);
+		lit = end;
 	}
+	return rc;
+}
+
+/* Pass two: a group pass one found, read again for the whole-file hash. */
+static int copy_group(struct scan *sc, const struct delta_sig *s,
+		      const struct delta_coarse_match *m)
+{
+	uint64_t len = (uint64_t)s->block * s->group;
+	int rc = fill(sc, m->pos, m->pos + len);
+
+	if (rc == 0)
+		rc = add_copy(sc, m->group * s->group, s->group, sc->buf + (m->pos - sc->base),
+			      (uint32_t)len);
+	sc->last = (int32_t)((m->group + 1) * s->group - 1);
+	return rc;
+}
+
+/* Sends the file: one level, a single scan; two, the groups pass one found
+ * and the fine entries over the gaps between them. */
+static int scan_file(struct scan *sc, const struct index *x, const struct delta_sig *s)
+{
+	struct sums u = fine_sums(s);
+	uint64_t from = 0;
+	int rc = 0;
+
+	sc->last = -1;
+	for (size_t i = 0; rc == 0 && s->group && i < s->ncm; i++) {
+		if ((rc = scan_range(sc, x, &u, from, s->cm[i].pos)) == 0)
+			rc = copy_group(sc, s, &s->cm[i]);
+		from = s->cm[i].pos + (uint64_t)s->block * s->group;
+	}
+	if (rc == 0)
+		rc = scan_range(sc, x, &u, from, sc->size);
 	return rc < 0 ? rc : flush_copy(sc);
+}
+
+static int scan_open(struct scan *sc, int fd)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return -EINVAL;
+	sc->fd = fd;
+	sc->size = (uint64_t)sb.st_size;
+	sc->buf = malloc(SCAN_CAP);
+	sc->h = XXH3_createState();
+	if (!sc->buf || !sc->h) {
+		free(sc->buf);
+		if (sc->h)
+			XXH3_freeState(sc->h);
+		return err_set(-ENOMEM, "out of memory for a delta");
+	}
+	XXH3_128bits_reset(sc->h);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+static void scan_close(struct scan *sc)
+{
+	free(sc->buf);
+	XXH3_freeState(sc->h);
+}
+
+/* Which groups to ask fine entries for: those pass one did not find, and
+ * the short one after the whole groups; none when those entries would
+ * cost more than they can save, i.e. more than the bytes no group matched
+ * (a file cut to a fraction of its basis). Returns the fine entries. */
+static uint64_t pick_groups(struct delta_sig *s, uint32_t total, uint64_t size)
+{
+	uint64_t fine = 0, found = (uint64_t)s->ncm * s->block * s->group;
+
+	memset(s->asked, 0xff, total / 8 + 1);
+	for (size_t i = 0; i < s->ncm; i++)
+		s->asked[s->cm[i].group / 8] &= (uint8_t)~(1u << (s->cm[i].group % 8));
+	for (uint32_t g = 0; g < total; g++)
+		if (bit(s->asked, g))
+			fine += g < s->ng ? s->group : s->n % s->group;
+	if (fine * SIG_ENTRY_LEN > size - (found < size ? found : size)) {
+		memset(s->asked, 0, total / 8 + 1);
+		return 0;
+	}
+	return fine;
+}
+
+/* REFINE for each run of groups picked, then REFINE_END. */
+static int ask_fine(struct conn *c, struct delta_sig *s, uint64_t size)
+{
+	uint32_t total = s->ng + (s->n % s->group ? 1 : 0);
+	struct msg m = { .type = MSG_REFINE };
+	int rc = 0;
+
+	s->fine_left = (uint32_t)pick_groups(s, total, size);
+	s->refining = 1;
+	for (uint32_t g = 0; rc == 0 && g < total;) {
+		uint32_t e = g;
+		while (e < total && bit(s->asked, e))
+			e++;
+		if (e > g) {
+			m.u.need = (struct m_need){ .index = s->index, .block = g, .count = e - g };
+			rc = conn_send(c, &m);
+		}
+		g = e + 1;
+	}
+	if (rc == 0)
+		rc = conn_send_len(c, MSG_REFINE_END, s->index);
+	return rc < 0 ? rc : conn_flush(c);
+}
+
+int delta_refine(struct conn *c, int fd, struct delta_sig *s)
+{
+	struct scan sc = { .c = c, .found = s };
+	struct sums u = coarse_sums(s);
+	struct index x = { 0 };
+	int rc;
+
+	if (!s->group || s->refining)
+		return 0;
+	if ((rc = scan_open(&sc, fd)) < 0)
+		return rc == -EINVAL ? ask_fine(c, s, 0) : rc;   /* the send will say */
+	if ((rc = index_build(&x, &u)) == 0) {
+		sc.last = -1;
+		rc = scan_range(&sc, &x, &u, 0, sc.size);
+		index_free(&x);
+	}
+	scan_close(&sc);
+	return rc < 0 ? rc : ask_fine(c, s, sc.size);
 }
 
 int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 	       const struct delta_sig *sig, struct xfer_stats *st, struct progress *pg)
 {
-	struct stat sb;
 	struct index x = { 0 };
-	struct scan sc = { .c = c, .fd = fd, .st = st, .pg = pg };
+	struct scan sc = { .c = c, .st = st, .pg = pg };
+	struct sums u = fine_sums(sig);
 	uint8_t hash[MSG_HASH_LEN];
-	int rc;
+	int rc = scan_open(&sc, fd);
 
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+	if (rc == -EINVAL) {
 		xfer_note(st, "%s: no longer a regular file", path);
 		return filedata_send_failed(c, index);
 	}
-	sc.size = (uint64_t)sb.st_size;
+	if (rc < 0)
+		return rc;
+	if ((rc = index_build(&x, &u)) < 0) {
+		scan_close(&sc);
+		return rc;
+	}
 	if (pg)
 		progress_file(pg, path, sc.size);
-	sc.buf = malloc(SCAN_CAP);
-	sc.h = XXH3_createState();
-	if (!sc.buf || !sc.h || (rc = index_build(&x, sig)) < 0) {
-		free(sc.buf);
-		if (sc.h)
-			XXH3_freeState(sc.h);
-		return err_set(-ENOMEM, "out of memory for a delta");
-	}
-	XXH3_128bits_reset(sc.h);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	rc = filedata_send_begin(c, index, &sb);
+	struct stat sb;
+	rc = fstat(fd, &sb) < 0 ? err_sys(-errno, "%s: fstat", path)
+				: filedata_send_begin(c, index, &sb);
 	if (rc == 0)
 		rc = scan_file(&sc, &x, sig);
 	if (rc == 0) {
@@ -484,10 +854,8 @@ int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 	if (rc == 0 && sc.status != FILE_OK)
 		xfer_note(st, "%s: %s while it was sent", path,
 			  sc.status == FILE_CHANGED ? "file shrank" : "read error");
-	free(x.head);
-	free(x.next);
-	free(sc.buf);
-	XXH3_freeState(sc.h);
+	index_free(&x);
+	scan_close(&sc);
 	return rc;
 }
 
@@ -496,10 +864,10 @@ int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 /* Rolls over one piece of the basis (fd, size bytes, at virtual offset
  * base) for the blocks not found yet. */
 static int find_in(int fd, uint64_t size, uint64_t base, const struct index *x,
-		   const struct delta_sig *s, uint64_t *match)
+		   const struct sums *s, uint64_t *match)
 {
 	struct scan sc = { .fd = fd, .size = size };
-	const uint32_t bs = s->block;
+	const uint32_t bs = s->len;
 	uint64_t pos = 0;
 	struct roll r;
 	int rolled = 0;
@@ -539,17 +907,18 @@ static int find_in(int fd, uint64_t size, uint64_t base, const struct index *x,
 int delta_find_blocks(const struct basis *b, const struct delta_sig *s, uint64_t *match)
 {
 	struct index x = { 0 };
+	struct sums u = fine_sums(s);
 	int rc = 0;
 
 	for (uint32_t k = 0; k < s->n; k++)
 		match[k] = DELTA_NO_MATCH;
 	if (!s->n || !basis_any(b))
 		return 0;
-	if ((rc = index_build(&x, s)) < 0)
+	if ((rc = index_build(&x, &u)) < 0)
 		return rc;
 	for (int i = 0; rc == 0 && i < 2; i++)
 		if (b->fd[i] >= 0)
-			rc = find_in(b->fd[i], b->size[i], i ? b->split : 0, &x, s, match);
+			rc = find_in(b->fd[i], b->size[i], i ? b->split : 0, &x, &u, match);
 	/* blocks equal to one found (zeros, repeated records) are there too */
 	for (uint32_t k = 0; rc == 0 && k < s->n; k++) {
 		if (match[k] != DELTA_NO_MATCH)

@@ -44,6 +44,9 @@ struct want {
 	uint64_t basis_size;    /* a delta: the old version's size when its signature was read */
 	uint64_t part_size;     /* ... and the partial's (resume) */
 	uint8_t bases;          /* which of them: BASE_OLD | BASE_PART */
+	uint8_t group;          /* two levels: blocks per coarse entry (0: one level) */
+	uint8_t refined;        /* REFINE: 0 none yet, 1 answering, 2 ended */
+	uint32_t refine_next;   /* the first group a REFINE may still ask */
 	struct fs_part_id id;   /* the source version, as the ENTRY said */
 	char *path;             /* local path in the jail, owned */
 	/* a pull's delta (WANT_SIG): the sender's signature, then where each of
@@ -123,6 +126,7 @@ struct receiver {
 	struct xmeta_dst xd;    /* -o, -g, -X, -A, fake super: the XMETA held */
 	XXH3_state_t *xh;       /* a snapshot's push: the hash of the file being written */
 	struct hlinks hl;       /* -H: the link groups still open */
+	struct basis rf;        /* the bases REFINEs are answered from (one file at a time) */
 	struct msg m;
 };
 
@@ -660,7 +664,8 @@ static int ask(struct receiver *r, struct want *w, const char *name, int delta)
 	basis_layout_blocks(&b, w->block);
 	w->basis_size = b.size[0];
 	w->part_size = b.size[1];
-	int rc = delta_sig_send(r->c, &b, w->index);
+	w->group = (uint8_t)delta_group(w->block, b.nblocks);
+	int rc = delta_sig_send(r->c, &b, w->index, w->group);
 	basis_close(&b);
 	return rc;
 }
@@ -685,6 +690,9 @@ static int want_push(struct receiver *r, const struct m_entry *e, const char *lp
 	w->basis_size = 0;
 	w->part_size = 0;
 	w->bases = 0;
+	w->group = 0;
+	w->refined = 0;
+	w->refine_next = 0;
 	w->id = (struct fs_part_id){ .size = e->size, .mtime_s = e->mtime_s,
 				     .mtime_ns = e->mtime_ns };
 	w->sig_asked = 0;
@@ -1557,6 +1565,7 @@ static int redo_push(struct receiver *r, const struct want *w, const char *why)
 
 static void want_done(struct receiver *r, struct want *w, int redo)
 {
+	basis_close(&r->rf);   /* a peer that never sent REFINE_END */
 	want_free(w);
 	if (redo) {
 		*w = r->redo[--r->nredo];
@@ -1704,6 +1713,56 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 	return rc;
 }
 
+/* --- two-level signatures: the fine entries the sender asks for ------------ */
+
+static struct want *refine_want(struct receiver *r, uint32_t index, uint8_t type)
+{
+	int redo;
+	struct want *w = want_of(r, index, &redo);
+
+	if (!w || redo || !w->group || w->refined == 2) {
+		err_set(-EBADMSG, "protocol: %s for entry %u, which has no two-level signature out",
+			msg_type_name(type), index);
+		return NULL;
+	}
+	return w;
+}
+
+/* Groups are asked once each, in order: the box reads its basis at most
+ * twice, whatever the sender asks. */
+static int on_refine(struct receiver *r, const struct m_need *q)
+{
+	struct want *w = refine_want(r, q->index, MSG_REFINE);
+
+	if (!w)
+		return -EBADMSG;
+	uint32_t n = (uint32_t)(w->basis_size / w->block + w->part_size / w->block);
+	uint32_t groups = n / w->group + (n % w->group ? 1 : 0);
+	if (q->block < w->refine_next || q->block >= groups || q->count > groups - q->block)
+		return err_set(-EBADMSG, "protocol: REFINE of groups %u+%u of entry %u (%u groups, "
+			       "next %u)", q->block, q->count, q->index, groups, w->refine_next);
+	if (!w->refined) {
+		const char *leaf;
+		int dfd = data_dirfd(r, w->path, &leaf);
+		basis_close(&r->rf);
+		reopen_bases(r, w, dfd, leaf, &r->rf);
+		w->refined = 1;
+	}
+	w->refine_next = q->block + q->count;
+	return delta_refine_send(r->c, &r->rf, w->index, w->group, q->block, q->count);
+}
+
+static int on_refine_end(struct receiver *r, uint32_t index)
+{
+	struct want *w = refine_want(r, index, MSG_REFINE_END);
+
+	if (!w)
+		return -EBADMSG;
+	basis_close(&r->rf);
+	w->refined = 2;
+	return 0;
+}
+
 /* --- the loop --------------------------------------------------------------- */
 
 #define DECIDED_EVERY 256
@@ -1731,6 +1790,10 @@ static int dispatch(struct receiver *r, const struct msg *m)
 		return on_file_sig(r, &m->u.want_delta);
 	case MSG_SIG:
 		return on_pull_sig(r, &m->u.sig);
+	case MSG_REFINE:
+		return on_refine(r, &m->u.need);
+	case MSG_REFINE_END:
+		return on_refine_end(r, m->u.index.index);
 	case MSG_END:
 		if (r->in_listing)
 			return err_set(-EBADMSG, "protocol: END inside a listing");
@@ -1796,6 +1859,7 @@ static int finish(struct receiver *r)
 
 static void cleanup(struct receiver *r)
 {
+	basis_close(&r->rf);
 	local_clear(r);
 	free(r->open_dirs);
 	XXH3_freeState(r->xh);
@@ -1843,6 +1907,7 @@ int receiver_run(struct conn *c, const struct jail *j, const char *root,
 	r->cur_fd = -1;
 	r->data_fd = -1;
 	r->own.root_fd = -1;
+	basis_init(&r->rf);
 	xmeta_dst_init(&r->xd, o->flags, o->fake_super, o->strip_setid);
 	if ((o->flags & REQ_HARD_LINKS) && (rc = hlinks_init(&r->hl)) < 0) {
 		free(r);

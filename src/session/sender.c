@@ -466,7 +466,7 @@ static int send_delta(struct sender *s, struct pending *p)
 	struct progress *pg = s->h->progress;
 	int rc = conn_flush(s->c);
 
-	while (rc == 0 && (p->pd ? !p->pd->need_done : p->sig->have < p->sig->n))
+	while (rc == 0 && (p->pd ? !p->pd->need_done : !delta_sig_coarse_done(p->sig)))
 		rc = recv_one(s);
 	if (rc < 0)
 		return rc;
@@ -475,7 +475,12 @@ static int send_delta(struct sender *s, struct pending *p)
 		xfer_note(s->st, "%s", err_msg());
 		return filedata_send_failed(s->c, p->index);
 	}
-	if ((rc = send_xmeta_fd(s, fd, p->path)) < 0) {
+	/* two levels: pass one with the coarse entries, then the fine ones
+	 * it asked for (one round trip) */
+	if (!p->pd && (rc = delta_refine(s->c, fd, p->sig)) == 0)
+		while (rc == 0 && !delta_sig_ready(p->sig))
+			rc = recv_one(s);
+	if (rc < 0 || (rc = send_xmeta_fd(s, fd, p->path)) < 0) {
 		close(fd);
 		return rc;
 	}

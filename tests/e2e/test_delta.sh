@@ -96,6 +96,36 @@ note "  client CPU: degenerate ${degen} ms, normal ${normal} ms"
 [ "$degen" -le $((normal * 4 + 200)) ] ||
   fail "a pull onto an all-zero basis took ${degen} ms of CPU, a normal one ${normal} ms"
 
+note "two-level signatures (a basis of 4,096 blocks or more): every kind of change, and the signature stays small"
+# 40 MiB: 5,120 blocks of 8 KiB, so 320 coarse entries of 16 blocks
+# (3.8 KB) instead of 5,120 (61 KB); then the fine entries of the groups
+# the sender did not find.
+recv_of() { sed -n 's/^Total bytes received: \([0-9]*\) bytes$/\1/p' "$T/last.out"; }
+head -c $((40 << 20)) /dev/urandom > "$S/big.orig"
+for kind in overwrite insert delete move append truncate; do
+  n=two-$kind
+  cp "$S/big.orig" "$S/$n"; cp "$S/big.orig" "$S/$n.orig"
+  expect_rc 0 ferry_c push "$S/$n" "$(url enc/$n)"
+  if [ $kind = overwrite ]; then   # a MiB in the middle, as W3
+    head -c $((1 << 20)) /dev/urandom | dd of="$S/$n" bs=1M seek=20 conv=notrunc status=none
+  else
+    change "$n" "$kind"
+  fi
+  touch -d '2030-01-01' "$S/$n"
+  expect_rc 0 ferry_c push --stats "$S/$n" "$(url enc/$n)"
+  cmp "$S/$n" "$T/enc/$n" || fail "two levels, $kind: the reconstructed file differs"
+  lit=$(lit_of); recv=$(recv_of)
+  case $kind in move) maxlit=$((21 << 20)) ;; overwrite) maxlit=$((1200 << 10)) ;; *) maxlit=$((200 << 10)) ;; esac
+  [ -n "$lit" ] && [ "$lit" -lt "$maxlit" ] || { cat "$T/last.out"; fail "two levels, $kind: $lit literal bytes"; }
+  # coarse 3.8 KB + a few groups' fine entries + the handshake and RESULT;
+  # a file cut to 500 KB or with its halves swapped finds few groups, and
+  # asks most fine entries: no more than one level's 61 KB, plus the coarse
+  case $kind in move | truncate) maxrecv=70000 ;; *) maxrecv=12000 ;; esac
+  [ -n "$recv" ] && [ "$recv" -lt $maxrecv ] || { cat "$T/last.out"; fail "two levels, $kind: $recv bytes came back (the signature)"; }
+  note "  $kind: $recv bytes back, $lit literal"
+  no_temp_files "$T/enc"
+done
+
 note "sizes around the block size, and files too small for a delta"
 for size in 65536 65537 131071 131072 131073 262144; do
   head -c $size /dev/urandom > "$S/s$size"
@@ -140,6 +170,22 @@ for copy in "COPY 0 1" "COPY 99999 1" "COPY 0 4294967295"; do
   "$EVIL" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" enc "" "$T/copy.script" > "$T/evil.out" 2>&1 || rc=$?
   grep -q "COPY\|not asked for" "$T/evil.out" || { cat "$T/evil.out"; fail "$copy was not refused"; }
   [ "$(sha256sum "$T/enc/insert-encrypt")" = "$before" ] || fail "$copy changed the file"
+  no_temp_files "$T/enc"
+done
+expect_rc 0 ferry_c ls "$(url enc)"
+
+note "REFINE: only for a two-level signature out, each group once and in order, or the session ends"
+for case in "two-overwrite|REFINE 0 5 1\nREFINE 0 2 1|REFINE of groups 2+1 of entry 0" \
+            "two-overwrite|REFINE 0 319 2|REFINE of groups 319+2 of entry 0" \
+            "insert-encrypt|REFINE 0 0 1|no two-level signature out" \
+            "two-overwrite|REFINE_END 0\nREFINE 0 1 1|no two-level signature out"; do
+  IFS='|' read -r name lines want <<< "$case"
+  size=$(stat -c %s "$T/enc/$name")
+  printf "DIR_BEGIN 0 \"\"\nENTRY file $name 0644 $size\nDIR_END\nEND\n$lines\n" > "$T/refine.script"
+  before=$(sha256sum "$T/enc/$name")
+  "$EVIL" push-script 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" enc "" "$T/refine.script" > "$T/evil.out" 2>&1 || true
+  grep -q "$want" "$T/evil.out" || { cat "$T/evil.out"; fail "$lines: not refused with '$want'"; }
+  [ "$(sha256sum "$T/enc/$name")" = "$before" ] || fail "$lines changed $name"
   no_temp_files "$T/enc"
 done
 expect_rc 0 ferry_c ls "$(url enc)"

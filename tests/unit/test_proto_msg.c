@@ -157,6 +157,20 @@ static void test_roundtrip_all(void **state)
 	memset(m.u.snap.name, 'n', MSG_MAX_NAME);
 	strcpy(m.u.snap.client, "Ldesu4xp");
 	roundtrip(&m);
+
+	/* two-level signatures: the group, REFINE and REFINE_END */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_WANT_DELTA;
+	m.u.want_delta = (struct m_want_delta){ .index = 7, .block = 65536, .size = 1ull << 34,
+						.group = 16 };
+	roundtrip(&m);
+	m.type = MSG_REFINE;
+	m.u.need = (struct m_need){ .index = 7, .block = 3, .count = 0xffffffffu };
+	roundtrip(&m);
+	memset(&m, 0, sizeof m);
+	m.type = MSG_REFINE_END;
+	m.u.index.index = 7;
+	roundtrip(&m);
 }
 
 static void test_refuses_bad_values(void **state)
@@ -205,6 +219,32 @@ static void test_refuses_bad_values(void **state)
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
 	m.u.request.op = OP_PULL;
 	m.u.request.flags = REQ_KNOWN + 1;   /* the first unassigned bit */
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* groups: not 1, at most DELTA_MAX_GROUP blocks and DELTA_MAX_COARSE
+	 * bytes, one whole group at least; never on FILE_SIG; REFINE of none */
+	struct { uint8_t type; uint32_t block; uint64_t size; uint8_t group; int ok; } g[] = {
+		{ MSG_WANT_DELTA, 8192, 40u << 20, 16, 0 },
+		{ MSG_WANT_DELTA, 8192, 40u << 20, 1, -EBADMSG },
+		{ MSG_WANT_DELTA, 2048, 40u << 20, 65, -EBADMSG },
+		{ MSG_WANT_DELTA, 131072, 1ull << 36, 16, -EBADMSG },   /* 2 MiB groups */
+		{ MSG_WANT_DELTA, 131072, 1ull << 36, 8, 0 },
+		{ MSG_WANT_DELTA, 8192, 8192 * 15, 16, -EBADMSG },     /* no whole group */
+		{ MSG_FILE_SIG, 8192, 40u << 20, 16, -EBADMSG },
+		{ MSG_FILE_SIG, 8192, 40u << 20, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
+		memset(&m, 0, sizeof m);
+		m.type = g[i].type;
+		m.u.want_delta = (struct m_want_delta){ .index = 1, .block = g[i].block,
+							.size = g[i].size, .group = g[i].group };
+		n = msg_encode(&m, buf, sizeof buf);
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), g[i].ok);
+	}
+	memset(&m, 0, sizeof m);
+	m.type = MSG_REFINE;
+	m.u.need.index = 1;
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
 

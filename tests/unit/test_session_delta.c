@@ -114,6 +114,49 @@ static void test_sig_checks(void **state)
 	assert_int_equal(delta_sig_init(&s, &w), -EBADMSG);
 }
 
+/* Two levels: the coarse entries first, in order; then only fine entries of
+ * the groups asked, each once, in order; ready when all came. */
+static void test_two_level_sig(void **state)
+{
+	uint8_t ent[SIG_MAX_BLOCKS * SIG_ENTRY_LEN] = { 0 };
+	/* 40 blocks: groups 0 and 1 whole, group 2 the last 8 blocks */
+	struct m_want_delta w = { .index = 2, .block = 4096, .size = 40 * 4096 + 5, .group = 16 };
+	struct m_sig m = { .index = 2, .first = 0, .count = 2, .entries = ent };
+	struct delta_sig s;
+
+	(void)state;
+	assert_int_equal(delta_group(8192, 5120), 16);
+	assert_int_equal(delta_group(131072, 1u << 23), 8);   /* groups of at most 1 MiB */
+	assert_int_equal(delta_group(4096, 4095), 0);         /* too few blocks: one level */
+	assert_int_equal(delta_sig_init(&s, &w), 0);
+	assert_int_equal(s.ng, 2);
+	m.count = 3;                                          /* more coarse entries than groups */
+	assert_int_equal(delta_sig_add(&s, &m), -EBADMSG);
+	m.count = 2;
+	assert_int_equal(delta_sig_add(&s, &m), 0);
+	assert_true(delta_sig_coarse_done(&s));
+	assert_false(delta_sig_ready(&s));
+	/* what ask_fine does after pass one found group 1 */
+	s.asked[0] = 1u << 0 | 1u << 2;
+	s.fine_left = 16 + 8;
+	s.refining = 1;
+	m.first = 16;                                         /* group 1: not asked */
+	m.count = 1;
+	assert_int_equal(delta_sig_add(&s, &m), -EBADMSG);
+	m.first = 0;
+	m.count = 16;
+	assert_int_equal(delta_sig_add(&s, &m), 0);
+	m.count = 1;                                          /* again */
+	assert_int_equal(delta_sig_add(&s, &m), -EBADMSG);
+	m.first = 32;
+	m.count = 9;                                          /* past the last block */
+	assert_int_equal(delta_sig_add(&s, &m), -EBADMSG);
+	m.count = 8;
+	assert_int_equal(delta_sig_add(&s, &m), 0);
+	assert_true(delta_sig_ready(&s));
+	delta_sig_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_roll_init_lengths),
 		cmocka_unit_test(test_block_size),
 		cmocka_unit_test(test_sig_checks),
+		cmocka_unit_test(test_two_level_sig),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
