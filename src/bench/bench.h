@@ -14,12 +14,12 @@
 #include <stdio.h>
 
 #define BENCH_SCHEMA "ferry-bench/1"
-#define BENCH_MAX_STAGES 12u
+#define BENCH_MAX_STAGES 24u
 #define BENCH_MAX_SAMPLES 160u     /* of BENCH_SAMPLE_S each: 80 s of one stage */
 #define BENCH_SAMPLE_S 0.5
 #define BENCH_CACHED_BELOW 0.95    /* device bytes / bytes done under this: "cached" */
 
-enum bench_kind { BENCH_DISK = 0, BENCH_CRYPTO = 1 };
+enum bench_kind { BENCH_DISK = 0, BENCH_CRYPTO = 1, BENCH_REMOTE = 2 };
 /* A stage's rate is bytes/s (shown as MB/s, 10^6), operations/s or files/s. */
 enum bench_unit { BENCH_MBPS = 0, BENCH_IOPS = 1, BENCH_FILES = 2 };
 
@@ -45,7 +45,7 @@ struct bench_stage {
 	char label[40];        /* for people: "sequential write" */
 	enum bench_unit unit;
 	enum bench_verdict verdict;
-	char method[40];       /* "O_DIRECT", "buffered+fdatasync", "fadvise DONTNEED", ... */
+	char method[48];       /* "O_DIRECT", "buffered+fdatasync", "fadvise DONTNEED", ... */
 	char note[128];        /* one short remark ("device wrote 12 %"), may be "" */
 	double rate;           /* over the whole timed window, fdatasync included */
 	double seconds;        /* the timed window */
@@ -58,6 +58,29 @@ struct bench_stage {
 	float sample_s;        /* the samples' interval: BENCH_SAMPLE_S, or a crypto round's slice */
 	float samples[BENCH_MAX_SAMPLES];   /* rate of each interval, stage's unit */
 	char cipher[24], backend[16], mode[16];   /* crypto stages only */
+	/* ferry bench HOST:MODULE's network and end-to-end stages: each side's
+	 * CPU as a fraction of one core over the stage, the server's share of it
+	 * in the kernel, and the sender's TCP_INFO: the fraction of its busy
+	 * time the receive window or the send buffer limited it (-1: unknown) */
+	float srv_cpu, cli_cpu, srv_sys_share;
+	float srv_wait;        /* the server's time waiting for a CPU it wanted (quota, others) */
+	float rwnd_frac, sndbuf_frac;
+};
+
+/* The verdict of a remote run, for one direction. */
+struct bench_verdict_line {
+	char stage[48];        /* "network", "server CPU (cipher)", "server disk", ... */
+	char figures[240];     /* the figures that show it */
+	char suggest[240];     /* what to change */
+};
+
+struct bench_remote_info {
+	char server[300];      /* HOST:MODULE as given */
+	char server_disk[200]; /* the module's file system and device, as the server says */
+	char level[12];        /* the protection of the disk and end-to-end stages */
+	char local[256];       /* where the client's test file was */
+	double rtt_ms;         /* median of the pings */
+	struct bench_verdict_line up, down;
 };
 
 struct bench_env {
@@ -94,6 +117,7 @@ struct bench_report {
 	struct bench_env env;
 	struct bench_target target;
 	struct bench_crypto_info crypto;
+	struct bench_remote_info remote;
 	double seconds_limit;
 	double elapsed;
 	uint32_t nstages;
@@ -136,6 +160,13 @@ int bench_disk_run_at(int dirfd, const char *shown, const struct bench_opts *o,
 /* Every cipher x backend x protection level ferry can use here, one record
  * size, one core. 0, -EINTR or <0. */
 int bench_crypto_run(const struct bench_opts *o, struct bench_report *r);
+
+/* The remote run's verdicts (verdict.c): which stage limits each
+ * direction's end-to-end rate, from the stages named net_{up,down}_LEVEL,
+ * e2e_{up,down}, server_seq_{write,read} and client_{read,write}. */
+void bench_verdict(struct bench_report *r);
+/* The stage named `name`, or NULL. */
+const struct bench_stage *bench_stage_find(const struct bench_report *r, const char *name);
 
 /* Writers. 0, or <0 with err_msg() set when the stream fails. */
 int bench_write_table(FILE *f, const struct bench_report *r);

@@ -4,6 +4,7 @@
 #include "bench/bench.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "bench/jsonw.h"
 #include "util/err.h"
@@ -41,6 +42,28 @@ static void crypto(struct jsonw *w, const struct bench_crypto_info *c)
 	jw_str(w, "backend", c->backend);
 	jw_str(w, "connection_cipher", c->picks);
 	jw_str(w, "connection_note", c->picks_why);
+	jw_close(w, '}');
+}
+
+static void verdict(struct jsonw *w, const char *key, const struct bench_verdict_line *v)
+{
+	jw_open(w, key, '{');
+	jw_str(w, "limit", v->stage);
+	jw_str(w, "figures", v->figures);
+	jw_str(w, "suggestion", v->suggest);
+	jw_close(w, '}');
+}
+
+static void remote(struct jsonw *w, const struct bench_remote_info *m)
+{
+	jw_open(w, "remote", '{');
+	jw_str(w, "server", m->server);
+	jw_str(w, "server_disk", m->server_disk);
+	jw_str(w, "protection", m->level);
+	jw_str(w, "local_dir", m->local);
+	jw_num(w, "rtt_ms", m->rtt_ms, 3);
+	verdict(w, "upload", &m->up);
+	verdict(w, "download", &m->down);
 	jw_close(w, '}');
 }
 
@@ -88,7 +111,21 @@ static void stage(struct jsonw *w, enum bench_kind kind, const struct bench_stag
 	jw_str(w, "method", st->method);
 	jw_str(w, "verdict", bench_verdict_name(st->verdict));
 	jw_str(w, "note", st->note);
-	if (kind == BENCH_DISK) {
+	if (kind == BENCH_REMOTE && !strncmp(st->name, "server_", 7)) {
+		cliff(w, st);
+	} else if (kind == BENCH_REMOTE) {
+		jw_num(w, "server_cpu", st->srv_cpu, 3);
+		jw_num(w, "server_cpu_wait", st->srv_wait, 3);
+		jw_num(w, "client_cpu", st->cli_cpu, 3);
+		jw_num(w, "server_cpu_kernel_share", st->srv_sys_share, 3);
+		if (st->rwnd_frac >= 0) {
+			jw_num(w, "rwnd_limited", st->rwnd_frac, 3);
+			jw_num(w, "sndbuf_limited", st->sndbuf_frac, 3);
+		} else {
+			jw_null(w, "rwnd_limited");
+			jw_null(w, "sndbuf_limited");
+		}
+	} else if (kind == BENCH_DISK) {
 		if (st->verdict == BENCH_DEVICE || st->verdict == BENCH_CACHED)
 			jw_u64(w, "device_bytes", st->dev_bytes);
 		else
@@ -110,14 +147,17 @@ int bench_write_json(FILE *f, const struct bench_report *r)
 	jw_init(&w, f);
 	jw_open(&w, NULL, '{');
 	jw_str(&w, "schema", BENCH_SCHEMA);
-	jw_str(&w, "kind", r->kind == BENCH_DISK ? "disk" : "crypto");
+	jw_str(&w, "kind", r->kind == BENCH_DISK ? "disk" : r->kind == BENCH_CRYPTO ? "crypto" :
+			   "remote");
 	jw_str(&w, "command", r->env.command);
 	jw_str(&w, "ferry_version", r->env.version);
 	host(&w, &r->env);
 	if (r->kind == BENCH_DISK)
 		target(&w, &r->target);
-	else
+	else if (r->kind == BENCH_CRYPTO)
 		crypto(&w, &r->crypto);
+	else
+		remote(&w, &r->remote);
 	jw_num(&w, "seconds_limit", r->seconds_limit, 1);
 	jw_num(&w, "elapsed_s", r->elapsed, 3);
 	jw_open(&w, "stages", '[');

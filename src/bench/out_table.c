@@ -42,6 +42,11 @@ static void header(FILE *f, const struct bench_report *r)
 			t->device[0] ? t->device : (t->memory ? "(memory)" : "(no block device)"),
 			t->model[0] ? " (" : "", t->model, t->model[0] ? ")" : "",
 			t->usb[0] ? ", " : "", t->usb, size);
+	} else if (r->kind == BENCH_REMOTE) {
+		const struct bench_remote_info *m = &r->remote;
+		fprintf(f, "%s: round trip %.2f ms; disk and end-to-end stages at protection %s\n"
+			"server disk: %s\nthis machine's test file: in %s\n", m->server, m->rtt_ms,
+			m->level, m->server_disk[0] ? m->server_disk : "?", m->local);
 	} else {
 		fprintf(f, "records of %u bytes, one core, wall clock; a connection from here uses %s"
 			" with %s\n(%s)\n", r->crypto.record, r->crypto.picks, r->crypto.backend,
@@ -91,14 +96,25 @@ static void row(FILE *f, const struct bench_stage *st)
 		fprintf(f, "  of its %.1f s, %.1f s were the final fdatasync\n", st->seconds, st->sync_s);
 }
 
+static void verdict_lines(FILE *f, const char *dir, const struct bench_verdict_line *v)
+{
+	fprintf(f, "\n%s is limited by: %s\n  %s\n", dir, v->stage, v->figures);
+	if (v->suggest[0])
+		fprintf(f, "  -> %s\n", v->suggest);
+}
+
 int bench_write_table(FILE *f, const struct bench_report *r)
 {
 	header(f, r);
-	columns(f, "stage", "rate", r->kind == BENCH_DISK ? "how" : "backend",
+	columns(f, "stage", "rate", r->kind == BENCH_CRYPTO ? "backend" : "how",
 		r->kind == BENCH_DISK ? "checked against /proc/diskstats" : "");
 	for (uint32_t i = 0; i < r->nstages && i < BENCH_MAX_STAGES; i++)
 		row(f, &r->stages[i]);
-	if (r->kind == BENCH_DISK)
+	if (r->kind == BENCH_REMOTE) {
+		verdict_lines(f, "Upload", &r->remote.up);
+		verdict_lines(f, "Download", &r->remote.down);
+	}
+	if (r->kind != BENCH_CRYPTO)
 		fprintf(f, "\nMB/s = 10^6 bytes/s; %.1f s; a cached figure (in parentheses) is not the"
 			" disk's speed\n", r->elapsed);
 	if (fflush(f) != 0 || ferror(f))

@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: MIT */
-/* ferry bench disk PATH | crypto [--size SIZE] [--seconds N] [--json] [--svg FILE] [-q]:
- * the command line around src/bench/ (options, the progress line, where
- * the table, JSON and SVG go, exit codes). */
+/* ferry bench disk PATH | crypto | HOST:MODULE [--size SIZE] [--seconds N]
+ * [--json] [--svg FILE] [-q]: the command line around src/bench/ and
+ * cli/bench_remote.c (options, the progress line, where the table, JSON and
+ * SVG go, exit codes). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "cli/bench_remote.h"
 #include "cli/cli.h"
+#include "cli/remote.h"
+#include "util/config.h"
 #include "util/err.h"
 
-#define BENCH_USAGE "usage: ferry bench disk PATH [--size SIZE] | crypto   [--seconds N] [--json] [--svg FILE] [-q]"
+#define BENCH_USAGE "usage: ferry bench disk PATH [--size SIZE] | crypto | HOST:MODULE [--size SIZE] [--protection LEVEL] [--local DIR]   [--seconds N] [--json] [--svg FILE] [-q]"
 
 struct bench_cli {
 	const char *what, *path, *svg;
-	int json, quiet;
+	int json, quiet, remote;
+	unsigned port;
 	struct bench_opts o;
+	struct bench_remote_opts ro;
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -74,9 +81,16 @@ static int parse(int argc, char **argv, struct bench_cli *b)
 		{ "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "protection", required_argument, NULL, 'p' },
+		{ "identity", required_argument, NULL, 'i' },
+		{ "known-hosts", required_argument, NULL, 'k' },
+		{ "port", required_argument, NULL, 'P' },
+		{ "local", required_argument, NULL, 'l' },
+		{ "accept-new", no_argument, NULL, 'a' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ch;
+	int ch, remote_only = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
@@ -86,22 +100,68 @@ static int parse(int argc, char **argv, struct bench_cli *b)
 			continue;
 		if (ch == 's' || ch == 't')
 			return die_msg("bench: bad --%s '%s'", ch == 's' ? "size" : "seconds", optarg), -1;
+		if (ch == 'p' && parse_protection(optarg, &b->ro.co.protection) < 0)
+			return die_msg("bench: --protection %s: use encrypt, integrity or none", optarg), -1;
+		if (ch == 'P') {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || !v || v > 65535)
+				return die_msg("bench: bad --port '%s'", optarg), -1;
+			b->port = (unsigned)v;
+		}
+		if (ch == 'T') {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || v > 86400)
+				return die_msg("bench: bad --timeout '%s'", optarg), -1;
+			b->ro.co.timeout_ms = (int)v * 1000;
+		}
+		remote_only |= ch == 'p' || ch == 'i' || ch == 'k' || ch == 'P' || ch == 'l' ||
+			       ch == 'a' || ch == 'T';
 		if (ch == 'j')
 			b->json = 1;
 		else if (ch == 'g')
 			b->svg = optarg;
 		else if (ch == 'q')
 			b->quiet = 1;
-		else
+		else if (ch == 'i')
+			b->ro.co.identity = optarg;
+		else if (ch == 'k')
+			b->ro.co.known_hosts = optarg;
+		else if (ch == 'l')
+			b->ro.local = optarg;
+		else if (ch == 'a')
+			b->ro.co.accept_new = 1;
+		else if (ch != 'p' && ch != 'P' && ch != 'T')
 			return die_msg("%s", BENCH_USAGE), -1;
 	}
 	b->what = optind < argc ? argv[optind++] : "";
+	b->remote = remote_is(b->what);
 	if (!strcmp(b->what, "disk") && optind < argc)
 		b->path = argv[optind++];
-	if ((strcmp(b->what, "crypto") && !b->path) || optind != argc ||
-	    (!strcmp(b->what, "crypto") && b->o.size))
+	if ((strcmp(b->what, "crypto") && !b->path && !b->remote) || optind != argc ||
+	    (!strcmp(b->what, "crypto") && b->o.size) || (remote_only && !b->remote))
 		return die_msg("%s", BENCH_USAGE), -1;
 	return 0;
+}
+
+static int run_remote(struct bench_cli *b, struct bench_report *r)
+{
+	struct remote rm;
+
+	if (remote_parse(b->what, b->port ? b->port : FERRY_DEFAULT_PORT, &rm) < 0)
+		return die_msg("bench: %s", err_msg()), EXIT_USAGE;
+	if (rm.path[0])
+		return die_msg("bench: HOST:MODULE measures a module, not a path in it"), EXIT_USAGE;
+	struct stat st;
+	if (stat(b->ro.local, &st) < 0 || !S_ISDIR(st.st_mode) || access(b->ro.local, W_OK) < 0)
+		return die_msg("bench: --local %s: not a directory this user can write (this side's "
+			       "test file goes there)", b->ro.local), EXIT_LOCAL;
+	b->ro.size = b->o.size ? b->o.size : BENCH_REMOTE_SIZE;
+	b->ro.seconds = b->o.seconds ? b->o.seconds : BENCH_REMOTE_SECONDS;
+	b->ro.progress = b->o.progress != NULL;
+	b->ro.stop = b->o.stop;
+	return bench_remote_run(&rm, &b->ro, r);
 }
 
 static int write_svg(const char *file, const struct bench_report *r)
@@ -130,7 +190,9 @@ static int outputs(const struct bench_cli *b, const struct bench_report *r)
 
 int cmd_bench(int argc, char **argv)
 {
-	struct bench_cli b = { .o = { .stop = &stop_flag } };
+	struct bench_cli b = { .o = { .stop = &stop_flag },
+			       .ro = { .co = { .protection = PROT_ENCRYPT, .timeout_ms = 30000 },
+				       .local = "." } };
 	struct bench_report *r;
 	int rc;
 
@@ -145,6 +207,12 @@ int cmd_bench(int argc, char **argv)
 	if (!b.quiet && isatty(STDERR_FILENO))
 		b.o.progress = show_progress;
 	catch_signals();
+	if (b.remote) {
+		if ((rc = run_remote(&b, r)) == EXIT_OK)
+			rc = outputs(&b, r);
+		free(r);
+		return rc;
+	}
 	rc = b.path ? bench_disk_run(b.path, &b.o, r) : bench_crypto_run(&b.o, r);
 	if (b.o.progress)
 		fputs("\r\033[K", stderr);

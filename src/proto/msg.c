@@ -37,6 +37,9 @@ const char *msg_type_name(uint8_t type)
 	case MSG_NEED_END: return "NEED_END";
 	case MSG_REFINE: return "REFINE";
 	case MSG_REFINE_END: return "REFINE_END";
+	case MSG_BENCH: return "BENCH";
+	case MSG_BENCH_DONE: return "BENCH_DONE";
+	case MSG_BENCH_STAGE: return "BENCH_STAGE";
 	case MSG_WANT: return "WANT";
 	case MSG_DECIDED: return "DECIDED";
 	case MSG_CHANGE: return "CHANGE";
@@ -160,6 +163,79 @@ static void rd_xmeta(struct rd *r, struct m_xmeta *x)
 		r->err = -EBADMSG;
 }
 
+static void rd_bench_done(struct rd *r, struct m_bench_done *d)
+{
+	d->step = rd_u8(r);
+	d->status = rd_u8(r);
+	d->bytes = rd_u64(r);
+	d->ns = rd_u64(r);
+	d->user_us = rd_u64(r);
+	d->sys_us = rd_u64(r);
+	d->wait_us = rd_u64(r);
+	d->tcp_busy_us = rd_u64(r);
+	d->tcp_rwnd_us = rd_u64(r);
+	d->tcp_sndbuf_us = rd_u64(r);
+	rd_str(r, d->note, BENCH_MAX_NOTE);
+	if (d->step < BSTEP_PING || d->step > BSTEP_LAST || d->status > BENCH_REFUSED)
+		r->err = -EBADMSG;
+}
+
+static void wr_bench_done(struct wr *w, const struct m_bench_done *d)
+{
+	wr_u8(w, d->step);
+	wr_u8(w, d->status);
+	wr_u64(w, d->bytes);
+	wr_u64(w, d->ns);
+	wr_u64(w, d->user_us);
+	wr_u64(w, d->sys_us);
+	wr_u64(w, d->wait_us);
+	wr_u64(w, d->tcp_busy_us);
+	wr_u64(w, d->tcp_rwnd_us);
+	wr_u64(w, d->tcp_sndbuf_us);
+	wr_str(w, d->note);
+}
+
+static void rd_bench_stage(struct rd *r, struct m_bench_stage *s)
+{
+	s->unit = rd_u8(r);
+	s->verdict = rd_u8(r);
+	s->cliff = rd_u8(r);
+	s->rate_m = rd_u64(r);
+	s->seconds_us = rd_u64(r);
+	s->bytes = rd_u64(r);
+	s->ops = rd_u64(r);
+	s->dev_bytes = rd_u64(r);
+	s->burst_m = rd_u64(r);
+	s->sustained_m = rd_u64(r);
+	s->cliff_bytes = rd_u64(r);
+	rd_str(r, s->name, sizeof s->name - 1);
+	rd_str(r, s->label, sizeof s->label - 1);
+	rd_str(r, s->method, sizeof s->method - 1);
+	rd_str(r, s->note, sizeof s->note - 1);
+	/* the client's enums: unit 0..2, verdict 0..4 (bench/bench.h) */
+	if (s->unit > 2 || s->verdict > 4 || s->cliff > 1 || !s->name[0])
+		r->err = -EBADMSG;
+}
+
+static void wr_bench_stage(struct wr *w, const struct m_bench_stage *s)
+{
+	wr_u8(w, s->unit);
+	wr_u8(w, s->verdict);
+	wr_u8(w, s->cliff);
+	wr_u64(w, s->rate_m);
+	wr_u64(w, s->seconds_us);
+	wr_u64(w, s->bytes);
+	wr_u64(w, s->ops);
+	wr_u64(w, s->dev_bytes);
+	wr_u64(w, s->burst_m);
+	wr_u64(w, s->sustained_m);
+	wr_u64(w, s->cliff_bytes);
+	wr_str(w, s->name);
+	wr_str(w, s->label);
+	wr_str(w, s->method);
+	wr_str(w, s->note);
+}
+
 /* A WANT_DELTA's levels: one (group 0), or groups of 2 .. DELTA_MAX_GROUP
  * blocks of at most DELTA_MAX_COARSE bytes, at least one whole group. */
 static int want_delta_group_ok(const struct m_want_delta *w)
@@ -184,7 +260,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		rd_str(r, m->u.request.backup_dir, MSG_MAX_PATH);
 		rd_str(r, m->u.request.suffix, MSG_MAX_NAME);
 		rd_str(r, m->u.request.chmod, MSG_MAX_NAME);
-		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_LIST ||
+		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_BENCH ||
 		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
 			r->err = -EBADMSG;
 		break;
@@ -316,6 +392,19 @@ static void rd_fields(struct rd *r, struct msg *m)
 			r->err = -EBADMSG;
 		else
 			rd_skip(r, r->left);
+		break;
+	case MSG_BENCH:
+		m->u.bench.step = rd_u8(r);
+		m->u.bench.bytes = rd_u64(r);
+		if (m->u.bench.step < BSTEP_PING || m->u.bench.step > BSTEP_LAST ||
+		    m->u.bench.bytes > (uint64_t)INT64_MAX)
+			r->err = -EBADMSG;
+		break;
+	case MSG_BENCH_DONE:
+		rd_bench_done(r, &m->u.bench_done);
+		break;
+	case MSG_BENCH_STAGE:
+		rd_bench_stage(r, &m->u.bench_stage);
 		break;
 	case MSG_NEED:
 	case MSG_REFINE:
@@ -499,6 +588,16 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u32(w, m->u.sig.first);
 		wr_u16(w, m->u.sig.count);
 		wr_bytes(w, m->u.sig.entries, (size_t)m->u.sig.count * SIG_ENTRY_LEN);
+		break;
+	case MSG_BENCH:
+		wr_u8(w, m->u.bench.step);
+		wr_u64(w, m->u.bench.bytes);
+		break;
+	case MSG_BENCH_DONE:
+		wr_bench_done(w, &m->u.bench_done);
+		break;
+	case MSG_BENCH_STAGE:
+		wr_bench_stage(w, &m->u.bench_stage);
 		break;
 	case MSG_NEED:
 	case MSG_REFINE:

@@ -78,6 +78,7 @@ enum msg_type {
 	MSG_WANT_DELTA = 0x34, MSG_SIG = 0x35, MSG_REDO = 0x36,
 	MSG_WANT_SIG = 0x37, MSG_FILE_SIG = 0x38, MSG_NEED = 0x39, MSG_NEED_END = 0x3a,
 	MSG_REFINE = 0x3b, MSG_REFINE_END = 0x3c,
+	MSG_BENCH = 0x50, MSG_BENCH_DONE = 0x51, MSG_BENCH_STAGE = 0x52,
 	MSG_ERROR = 0x40,
 };
 
@@ -86,7 +87,7 @@ enum msg_type {
 #define ACC_COMPRESS_AUTO 0x02u /* with ACC_COMPRESS: only while the link is slower than the compressor */
 #define ACC_KNOWN     0x03u
 
-enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3 };
+enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4 };
 
 /* REQUEST flags: what the client asks of the transfer. */
 #define REQ_DELETE    0x01u   /* --delete: the receiver removes what the sender lacks */
@@ -267,6 +268,41 @@ struct m_result {
 	char message[MSG_MAX_TEXT + 1];
 };
 
+/* ferry bench HOST:MODULE (docs/BENCH.md, PROTOCOL.md 9): the client asks
+ * for one stage at a time; the server answers BENCH_DONE (and, for the
+ * disk, a BENCH_STAGE per disk stage before it). */
+enum bench_step {
+	BSTEP_PING = 1,        /* answer at once: the round trip */
+	BSTEP_NET_UP = 2,      /* `bytes` of DATA follow from the client, from memory */
+	BSTEP_NET_DOWN = 3,    /* send `bytes` of DATA from memory */
+	BSTEP_DISK = 4,        /* the disk stages in the module, `bytes` the test size */
+	BSTEP_E2E_UP = 5,      /* `bytes` of DATA follow: into a file in the module, synced */
+	BSTEP_E2E_DOWN = 6,    /* that file back, read past the page cache */
+	BSTEP_LAST = 6,
+};
+/* BENCH_DONE status */
+#define BENCH_OK 0
+#define BENCH_REFUSED 1        /* note says why (read-only module, no space, ...) */
+#define BENCH_MAX_NOTE 200
+struct m_bench { uint8_t step; uint64_t bytes; };
+/* What the server did: bytes, its own elapsed time and CPU (getrusage,
+ * µs) for the step, how long it waited for a CPU while it wanted one
+ * (schedstat's run delay: a CPU quota or other tasks), and its sender's
+ * TCP_INFO times (µs; all 0 when the kernel does not say) where it sent. */
+struct m_bench_done {
+	uint8_t step, status;
+	uint64_t bytes, ns, user_us, sys_us, wait_us;
+	uint64_t tcp_busy_us, tcp_rwnd_us, tcp_sndbuf_us;
+	char note[BENCH_MAX_NOTE + 1];
+};
+/* One disk stage measured on the server (rates in thousandths of the
+ * stage's unit, times in µs). */
+struct m_bench_stage {
+	uint8_t unit, verdict, cliff;
+	uint64_t rate_m, seconds_us, bytes, ops, dev_bytes, burst_m, sustained_m, cliff_bytes;
+	char name[32], label[40], method[40], note[128];
+};
+
 struct msg {
 	uint8_t type;
 	union {
@@ -292,6 +328,9 @@ struct msg {
 		struct m_sig sig;
 		struct m_copy copy;
 		struct m_need need;
+		struct m_bench bench;
+		struct m_bench_done bench_done;
+		struct m_bench_stage bench_stage;
 	} u;
 };
 

@@ -12,6 +12,7 @@
 
 #include "fs/quote.h"
 #include "proto/msg.h"
+#include "session/benchsrv.h"
 #include "session/conn.h"
 #include "session/receiver.h"
 #include "session/sender.h"
@@ -90,6 +91,9 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 			      mod->name, prot_name(mod->protection), prot_name(rq->protection));
 	if (rq->op == OP_PUSH && mod->read_only)
 		return refuse(c, REF_READ_ONLY, "module '%s' is read-only", mod->name);
+	if (rq->op == OP_BENCH && mod->no_bench)
+		return refuse(c, REF_NOT_AUTHORIZED, "module '%s' does not allow ferry bench "
+			      "(bench = no)", mod->name);
 	if (path_check(rq->path, strlen(rq->path)) < 0)
 		return refuse(c, REF_BAD_PATH, "%s", err_msg());   /* path_check quotes the path */
 	if (rq->backup_dir[0] && path_check(rq->backup_dir, strlen(rq->backup_dir)) < 0)
@@ -100,7 +104,8 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 		return refuse(c, REF_BAD_PATH, "--chmod: %s", err_msg());
 	char qp[FS_QUOTE_BUF];
 	log_info("key %s: %s module '%s' path %s protection %s", fpr,
-		 rq->op == OP_PUSH ? "push to" : rq->op == OP_PULL ? "pull from" : "list",
+		 rq->op == OP_PUSH ? "push to" : rq->op == OP_PULL ? "pull from" :
+		 rq->op == OP_BENCH ? "bench on" : "list",
 		 mod->name, fs_quote(qp, rq->path, strlen(rq->path)), prot_name(rq->protection));
 	*out = mod;
 	return 0;
@@ -186,6 +191,8 @@ static int snapshot_checks(struct conn *c, const struct m_request *rq,
 
 	if (has_sel && !snaps)
 		return refuse(c, REF_BAD_PATH, "module '%s' keeps no snapshots", mod->name);
+	if (has_sel && rq->op == OP_BENCH)
+		return refuse(c, REF_BAD_PATH, "ferry bench measures a module, not a snapshot");
 	if (has_sel && rq->op == OP_PUSH)
 		return refuse(c, REF_READ_ONLY, "a snapshot is never changed: push to '%s' itself",
 			      mod->name);
@@ -202,7 +209,7 @@ static int snapshot_checks(struct conn *c, const struct m_request *rq,
 
 static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
 		  struct jail *j, struct xfilter *xf, const struct module_cfg *mod,
-		  const struct filter_list *mfl, int list_snaps)
+		  const struct filter_list *mfl, int list_snaps, int schedstat)
 {
 	/* setuid/setgid bits from a client are dropped (a daemon often runs as root) */
 	struct xfer_opts o = { .flags = rq->flags, .writer = sc->writer, .strip_setid = 1,
@@ -220,6 +227,11 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 
 	if (rq->flags & REQ_FSYNC)
 		o.writer.fsync_each = 1;
+	if (rq->op == OP_BENCH) {
+		struct benchsrv b = { .c = c, .root_fd = j->root_fd, .module = mod->name,
+				      .writable = !mod->read_only, .schedstat = schedstat };
+		return benchsrv_run(&b);
+	}
 	if (rq->op == OP_PUSH && (mod->snapshots || mod->append_only)) {
 		rc = push_snapshot(c, sc, rq, j, &o, &st);
 	} else if (rq->op == OP_PUSH) {
@@ -267,7 +279,8 @@ static int confine(const struct server_ctx *sc, const struct m_request *rq, cons
 		return err_set(rc, "cannot read the user and group databases");
 	int devices = rq->op == OP_PUSH && (rq->flags & REQ_DEVICES) && geteuid() == 0 &&
 		      !mod->fake_super;
-	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, rq->op == OP_PUSH, devices)) < 0)
+	int writes = rq->op == OP_PUSH || (rq->op == OP_BENCH && !mod->read_only);
+	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, writes, devices, rq->op == OP_BENCH)) < 0)
 		return rc;
 #ifdef FERRY_TEST_HOOKS
 	sandbox_test_escape(getenv("FERRY_TEST_ESCAPE"), j->root_fd);
@@ -347,6 +360,9 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		rc = refuse(&c, REF_INTERNAL, "module '%s': its exclude list cannot be read",
 			    mod->name);
 	}
+	/* bench: the run delay comes from /proc, which the sandbox closes */
+	int sched = rc == 0 && m->u.request.op == OP_BENCH ?
+		    open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC) : -1;
 	if (rc == 0 && sc->sandbox && confine(sc, &m->u.request, &j, mod) < 0) {
 		log_err("module '%s': %s", mod->name, err_msg());
 		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
@@ -368,7 +384,7 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc == 0) {
 		conn_set_protection(&c, m->u.request.protection, m->u.request.flags);
 		ratelimit_init(&c.rl, ratelimit_min(sc->cfg->global.bwlimit, mod->bwlimit));
-		rc = run_op(&c, sc, &m->u.request, &j, &xf, mod, mfl, list_snaps);
+		rc = run_op(&c, sc, &m->u.request, &j, &xf, mod, mfl, list_snaps, sched);
 	}
 	if (rc < 0)
 		/* a bad peer is a protocol error; anything else, the server's disk */
@@ -376,6 +392,8 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	else if (rc == 0 && m->u.request.op == OP_PUSH && (mod->snapshots || mod->append_only) &&
 		 retention_any(&mod->keep))
 		prune_after_push(&c, &j, mod);
+	if (sched >= 0)
+		close(sched);
 	zdata_free(&c);
 	xfilter_free(&xf);
 	filter_free(mfl);

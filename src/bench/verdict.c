@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* ferry bench HOST:MODULE's one verdict per direction: of the stages an
+ * end-to-end transfer goes through (the client's disk, the network at the
+ * chosen protection, the server's disk), the slowest limits it; where that
+ * is the network stage, the CPU figures and TCP_INFO say whether the wire
+ * or one end (its cipher, its system calls) or a window was the limit. */
+#include "bench/bench.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One end is "the limit" above this share of a core. */
+#define CPU_BOUND 0.85
+/* The cipher costs the rate when protection none moves this much more. */
+#define CIPHER_GAIN 1.3
+/* The window or buffer limited the sender this share of its busy time. */
+#define WINDOW_BOUND 0.3
+
+const struct bench_stage *bench_stage_find(const struct bench_report *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->nstages && i < BENCH_MAX_STAGES; i++)
+		if (!strcmp(r->stages[i].name, name))
+			return &r->stages[i];
+	return NULL;
+}
+
+/* What a disk keeps up: after a cache cliff, the sustained rate. */
+static double lasting(const struct bench_stage *s)
+{
+	return s->cliff.found ? s->cliff.sustained : s->rate;
+}
+
+static double mbs(double bytes_per_s)
+{
+	return bytes_per_s / 1e6;
+}
+
+struct dir {
+	const char *e2e, *net, *srv, *cli;   /* stage names */
+	const char *srv_what, *cli_what;     /* "writes", "reads" */
+};
+
+/* The network stage was the slowest: the wire, or one end's CPU (its
+ * cipher, or the box held to a share of a core: CPU time plus the time it
+ * waited for a CPU it wanted), or a window. */
+static void network_side(const struct bench_report *r, const struct bench_stage *net,
+			 const struct bench_stage *none, struct bench_verdict_line *v)
+{
+	const char *lvl = r->remote.level;
+	double want = net->srv_cpu + net->srv_wait;
+	char held[120] = "";
+
+	if (net->srv_wait >= 0.2)
+		snprintf(held, sizeof held, " and waits %.0f %% of the time for more (a CPU quota, "
+			 "or other tasks on the box)", 100 * net->srv_wait);
+	if (want >= CPU_BOUND && strcmp(lvl, "none") && none &&
+	    none->rate >= CIPHER_GAIN * net->rate) {
+		snprintf(v->stage, sizeof v->stage, "server CPU (cipher)");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "the server gets %.0f %% of one core at protection %s%s, and moves %.1f MB/s "
+			 "at none: `protection = integrity` (or none on a trusted LAN) raises the rate",
+			 100 * net->srv_cpu, lvl, held, mbs(none->rate));
+	} else if (want >= CPU_BOUND) {
+		snprintf(v->stage, sizeof v->stage, "server CPU (%s)",
+			 net->srv_sys_share >= 0.5 ? "system calls and copies" : "ferry's own work");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "the server gets %.0f %% of one core (%.0f %% of it in the kernel)%s, whatever "
+			 "the protection: more CPU for it", 100 * net->srv_cpu,
+			 100 * net->srv_sys_share, held);
+	} else if (net->cli_cpu >= CPU_BOUND) {
+		snprintf(v->stage, sizeof v->stage, "client CPU");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "this machine spends %.0f %% of one core: the box is not the limit",
+			 100 * net->cli_cpu);
+	} else if (net->rwnd_frac >= 0 && net->rwnd_frac + net->sndbuf_frac >= WINDOW_BOUND) {
+		snprintf(v->stage, sizeof v->stage, "window/buffer");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "the sender waited on the receive window %.0f %% and on its send buffer %.0f %% "
+			 "of the time: raise net.ipv4.tcp_rmem (receiver) and tcp_wmem (sender)",
+			 100 * net->rwnd_frac, 100 * net->sndbuf_frac);
+	} else {
+		snprintf(v->stage, sizeof v->stage, "network");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "both ends had CPU to spare (server %.0f %%, client %.0f %% of a core): the link "
+			 "is the limit%s%s", 100 * want, 100 * net->cli_cpu,
+			 r->env.link[0] ? "; this side's: " : "", r->env.link);
+	}
+}
+
+static void judge(const struct bench_report *r, const struct dir *d, struct bench_verdict_line *v)
+{
+	char name[40];
+	const struct bench_stage *e2e = bench_stage_find(r, d->e2e);
+	snprintf(name, sizeof name, "%s%s", d->net, r->remote.level);
+	const struct bench_stage *net = bench_stage_find(r, name);
+	snprintf(name, sizeof name, "%snone", d->net);
+	const struct bench_stage *none = bench_stage_find(r, name);
+	const struct bench_stage *srv = bench_stage_find(r, d->srv);
+	const struct bench_stage *cli = bench_stage_find(r, d->cli);
+
+	memset(v, 0, sizeof *v);
+	if (!e2e || !net || e2e->rate <= 0 || net->rate <= 0) {
+		snprintf(v->stage, sizeof v->stage, "unknown");
+		snprintf(v->figures, sizeof v->figures, "the end-to-end or network stage did not run");
+		return;
+	}
+	double s = srv && srv->rate > 0 ? lasting(srv) : 0, c = cli && cli->rate > 0 ? cli->rate : 0;
+	char sd[24] = "?", cd[24] = "?";
+	if (s > 0)
+		snprintf(sd, sizeof sd, "%.1f", mbs(s));
+	if (c > 0)
+		snprintf(cd, sizeof cd, "%.1f", mbs(c));
+	snprintf(v->figures, sizeof v->figures,
+		 "end to end %.1f MB/s; network %.1f MB/s at %s; server disk %s %s MB/s; "
+		 "client disk %s %s MB/s; server CPU %.0f %% (+%.0f %% waiting), client %.0f %%",
+		 mbs(e2e->rate), mbs(net->rate), r->remote.level, d->srv_what, sd, d->cli_what, cd,
+		 100 * net->srv_cpu, 100 * net->srv_wait, 100 * net->cli_cpu);
+	/* the slowest stage of the three limits the transfer */
+	if (s > 0 && s < net->rate && (c <= 0 || s <= c)) {
+		snprintf(v->stage, sizeof v->stage, "server disk");
+		if (srv->cliff.found)
+			snprintf(v->suggest, sizeof v->suggest,
+				 "the module's disk %s %.1f MB/s after a cache of %.0f MB (%.1f MB/s "
+				 "before): the link is not the limit", d->srv_what, mbs(s),
+				 (double)srv->cliff.bytes / 1e6, mbs(srv->cliff.burst));
+		else
+			snprintf(v->suggest, sizeof v->suggest,
+				 "the module's disk %s %.1f MB/s, the network carries %.1f: the link is "
+				 "not the limit, a faster disk is", d->srv_what, mbs(s), mbs(net->rate));
+	} else if (c > 0 && c < net->rate) {
+		snprintf(v->stage, sizeof v->stage, "client disk");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "this machine's disk %s %.1f MB/s, the network carries %.1f: the box is not "
+			 "the limit", d->cli_what, mbs(c), mbs(net->rate));
+	} else {
+		network_side(r, net, none, v);
+	}
+}
+
+void bench_verdict(struct bench_report *r)
+{
+	static const struct dir up = { "e2e_up", "net_up_", "server_seq_write", "client_read",
+				       "writes", "reads" };
+	static const struct dir down = { "e2e_down", "net_down_", "server_seq_read",
+					 "client_write", "reads", "writes" };
+
+	judge(r, &up, &r->remote.up);
+	judge(r, &down, &r->remote.down);
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# ferry bench HOST:MODULE (issue 14, item 3) against a real daemon on
+# loopback: every stage at every protection level the module takes, the
+# server's disk measured in the module by the same code as `bench disk`,
+# a file up and back, the verdict for each direction; its JSON keys, the
+# table's verdict lines, nothing left behind on either side; `bench = no`,
+# a read-only module (network only), a module with a minimum protection
+# (the weaker levels skipped), a bad operand.
+. "$(dirname "$0")/lib.sh"
+
+write_config "[ro]" "path = $T/ro" "read only = yes" "protection = none" \
+  "[nobench]" "path = $T/nb" "bench = no" "protection = none" \
+  "[strict]" "path = $T/strict" "protection = encrypt"
+mkdir -p "$T/ro" "$T/nb" "$T/strict" "$T/local"
+start_server
+
+bench() { ferry_c bench --local "$T/local" --size 8M --seconds 0.3 "$@"; }
+
+note "a full run at encrypt: JSON with every stage and both verdicts"
+expect_rc 0 bench --json "$(url m)"
+cp "$T/last.out" "$T/run.json"
+python3 - "$T/run.json" << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "ferry-bench/1" and d["kind"] == "remote", (d["schema"], d["kind"])
+m = d["remote"]
+for k in ("server", "server_disk", "protection", "local_dir", "rtt_ms", "upload", "download"):
+    assert k in m, k
+assert m["protection"] == "encrypt", m["protection"]
+assert 0 < m["rtt_ms"] < 100, m["rtt_ms"]
+names = [s["name"] for s in d["stages"]]
+for lvl in ("none", "integrity", "encrypt"):
+    for dr in ("up", "down"):
+        assert "net_%s_%s" % (dr, lvl) in names, (dr, lvl, names)
+for n in ("server_seq_write", "server_seq_read", "server_rand_write_4k", "server_small_files",
+          "client_write", "client_read", "e2e_up", "e2e_down"):
+    assert n in names, (n, names)
+for s in d["stages"]:
+    assert s["rate"] > 0, (s["name"], s["rate"])
+    if s["name"].startswith("net_"):
+        assert 0 <= s["server_cpu"] <= 1.5 and 0 <= s["client_cpu"] <= 1.5, s
+        assert s["bytes"] >= 4 << 20, s
+    if s["name"].startswith("e2e_"):
+        assert s["bytes"] == 8 << 20, s
+for dr in ("upload", "download"):
+    v = m[dr]
+    assert v["limit"] and v["limit"] != "unknown", v
+    assert "end to end" in v["figures"], v
+    print(dr, "->", v["limit"], "|", v["figures"])
+PY
+[ -z "$(ls -A "$T/local")" ] || fail "the client left files: $(ls -A "$T/local")"
+[ -z "$(ls -A "$T/mod")" ] || fail "the server left files in the module: $(ls -A "$T/mod")"
+
+note "the table: the header, every stage, a verdict per direction"
+expect_rc 0 bench --protection none "$(url m)"
+grep -q "round trip .* ms; disk and end-to-end stages at protection none" "$T/last.out" ||
+  { cat "$T/last.out"; fail "no header"; }
+grep -q "^Upload is limited by: " "$T/last.out" && grep -q "^Download is limited by: " "$T/last.out" ||
+  { cat "$T/last.out"; fail "no verdict lines"; }
+grep -q "^server: sequential write" "$T/last.out" || { cat "$T/last.out"; fail "no server disk row"; }
+
+note "a read-only module: the network only, and the disk said not measured"
+expect_rc 0 bench --json "$(url ro)"
+python3 - "$T/last.out" << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [s["name"] for s in d["stages"]]
+assert "net_up_encrypt" in names and not any(n.startswith("server_") or n.startswith("e2e") for n in names), names
+assert d["remote"]["server_disk"].startswith("not measured: a read-only module"), d["remote"]["server_disk"]
+assert d["remote"]["upload"]["limit"] == "unknown"
+PY
+[ -z "$(ls -A "$T/ro")" ] || fail "files in the read-only module"
+
+note "a module that requires encrypt: none and integrity skipped, encrypt measured"
+expect_rc 0 bench --json "$(url strict)"
+python3 - "$T/last.out" << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [s["name"] for s in d["stages"]]
+assert "net_up_encrypt" in names and "net_up_none" not in names and "e2e_up" in names, names
+PY
+grep -q "requires protection" "$T/last.err" || { cat "$T/last.err"; fail "the skipped levels were not said"; }
+
+note "bench = no: refused, exit 5, one line"
+expect_rc 5 bench "$(url nobench)"
+grep -q "does not allow ferry bench (bench = no)" "$T/last.err" || { cat "$T/last.err"; fail "no reason"; }
+grep -q "bench on module" "$T/server.log" || fail "the server did not log the bench session"
+
+note "bad operands"
+expect_rc 1 ferry_c bench "$(url m)/sub"
+grep -q "measures a module, not a path" "$T/last.err" || fail "a path was not refused"
+expect_rc 1 ferry_c bench --local /tmp disk /tmp
+expect_rc 3 ferry_c bench --local "$T/no-such-dir" --size 1M --seconds 0.2 "$(url m)"
+grep -q "local .*no-such-dir: not a directory" "$T/last.err" || { cat "$T/last.err"; fail "a bad --local was not named"; }
+[ -z "$(ls -A "$T/mod")" ] || fail "the server left files in the module: $(ls -A "$T/mod")"
