@@ -14,7 +14,7 @@
 /* The cipher costs the rate when protection none moves this much more. */
 #define CIPHER_GAIN 1.3
 /* The window or buffer limited the sender this share of its busy time. */
-#define WINDOW_BOUND 0.3
+#define WINDOW_BOUND 0.2
 
 const struct bench_stage *bench_stage_find(const struct bench_report *r, const char *name)
 {

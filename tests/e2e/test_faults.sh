@@ -54,7 +54,7 @@ undo() {
   ip link del "vf$$" 2> /dev/null || true
   ip netns del "$NS" 2> /dev/null || true
 }
-trap 'rc=$?; undo; cleanup; exit $rc' EXIT
+trap 'rc=$?; undo; (exit $rc); cleanup' EXIT   # cleanup exits with $?
 trap 'exit 1' INT TERM
 
 # OLD and NEW: 6 files of 1 MiB (delta-able: NEW changes 64 KiB of each)

@@ -51,7 +51,7 @@ EOF
 mkdir -p "$T/rmod"
 rsync --daemon --no-detach --config="$T/rsyncd.conf" 2> "$T/rsyncd.log" &
 RSYNCD=$!
-trap 'kill $RSYNCD 2> /dev/null || true; cleanup' EXIT
+trap 'rc=$?; kill $RSYNCD 2> /dev/null || true; (exit $rc); cleanup' EXIT   # cleanup exits with $?
 for _ in $(seq 1 100); do
   rsync "rsync://127.0.0.1:$RPORT/" > /dev/null 2>&1 && break
   sleep 0.05

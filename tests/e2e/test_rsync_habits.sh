@@ -165,7 +165,7 @@ stop_server
 note "10.1: on a full disk only committed bytes count as sent"
 mkdir -p "$T/small"
 mount -t tmpfs -o size=1m ferry-e2e-full "$T/small"
-trap 'umount "$T/small" 2> /dev/null || true; cleanup' EXIT
+trap 'rc=$?; umount "$T/small" 2> /dev/null || true; (exit $rc); cleanup' EXIT   # cleanup exits with $?
 chown nobody "$T/small"
 mkdir -p "$T/pc/fill"
 head -c 3000000 /dev/urandom > "$T/pc/fill/huge"

@@ -171,6 +171,59 @@ static void test_roundtrip_all(void **state)
 	m.type = MSG_REFINE_END;
 	m.u.index.index = 7;
 	roundtrip(&m);
+
+	/* ferry bench HOST:MODULE: BENCH, BENCH_DONE, BENCH_STAGE and the op */
+	struct msg back;
+	int n;
+	memset(&m, 0, sizeof m);
+	m.type = MSG_BENCH;
+	m.u.bench = (struct m_bench){ .step = BSTEP_E2E_DOWN, .bytes = 1ull << 40 };
+	roundtrip(&m);
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.u.bench.step, BSTEP_E2E_DOWN);
+	assert_true(back.u.bench.bytes == 1ull << 40);
+
+	memset(&m, 0, sizeof m);
+	m.type = MSG_BENCH_DONE;
+	m.u.bench_done = (struct m_bench_done){
+		.step = BSTEP_DISK, .status = BENCH_REFUSED, .bytes = 1ull << 41,
+		.ns = 123456789012ull, .user_us = 1, .sys_us = 2, .wait_us = 3,
+		.tcp_busy_us = 4, .tcp_rwnd_us = 5, .tcp_sndbuf_us = UINT64_MAX
+	};
+	memset(m.u.bench_done.note, 'n', BENCH_MAX_NOTE);   /* 200 chars, the limit */
+	roundtrip(&m);
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.u.bench_done.status, BENCH_REFUSED);
+	assert_true(back.u.bench_done.tcp_sndbuf_us == UINT64_MAX);
+	assert_int_equal(strlen(back.u.bench_done.note), BENCH_MAX_NOTE);
+
+	memset(&m, 0, sizeof m);
+	m.type = MSG_BENCH_STAGE;
+	m.u.bench_stage = (struct m_bench_stage){
+		.unit = 2, .verdict = 4, .cliff = 1, .rate_m = 1, .seconds_us = 2, .bytes = 3,
+		.ops = 4, .dev_bytes = 5, .burst_m = 6, .sustained_m = 7, .cliff_bytes = UINT64_MAX
+	};
+	/* every string at its limit: the field's size less the NUL */
+	memset(m.u.bench_stage.name, 'a', sizeof m.u.bench_stage.name - 1);
+	memset(m.u.bench_stage.label, 'l', sizeof m.u.bench_stage.label - 1);
+	memset(m.u.bench_stage.method, 'm', sizeof m.u.bench_stage.method - 1);
+	memset(m.u.bench_stage.note, 'n', sizeof m.u.bench_stage.note - 1);
+	assert_int_equal(strlen(m.u.bench_stage.name), 31);
+	assert_int_equal(strlen(m.u.bench_stage.label), 39);
+	assert_int_equal(strlen(m.u.bench_stage.method), 39);
+	assert_int_equal(strlen(m.u.bench_stage.note), 127);
+	roundtrip(&m);
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_memory_equal(&back.u.bench_stage, &m.u.bench_stage, sizeof m.u.bench_stage);
+
+	memset(&m, 0, sizeof m);
+	m.type = MSG_REQUEST;
+	m.u.request.op = OP_BENCH;
+	strcpy(m.u.request.module, "data");
+	roundtrip(&m);
 }
 
 static void test_refuses_bad_values(void **state)
@@ -221,6 +274,66 @@ static void test_refuses_bad_values(void **state)
 	m.u.request.flags = REQ_KNOWN + 1;   /* the first unassigned bit */
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	/* OP_BENCH is the last op there is */
+	m.u.request.flags = 0;
+	m.u.request.op = OP_BENCH;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.u.request.op, OP_BENCH);
+	m.u.request.op = OP_BENCH + 1;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* BENCH: steps 1 .. BSTEP_LAST, bytes that fit an int64 */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_BENCH;
+	m.u.bench = (struct m_bench){ .step = BSTEP_NET_UP, .bytes = (uint64_t)INT64_MAX };
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	m.u.bench.bytes = (uint64_t)INT64_MAX + 1;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	m.u.bench.bytes = 0;
+	m.u.bench.step = 0;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	m.u.bench.step = BSTEP_LAST + 1;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* BENCH_DONE: no step 0, status OK or REFUSED only */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_BENCH_DONE;
+	m.u.bench_done.step = BSTEP_PING;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	m.u.bench_done.step = 0;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	m.u.bench_done.step = BSTEP_PING;
+	m.u.bench_done.status = 2;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* BENCH_STAGE: unit 0..2, verdict 0..4, cliff 0..1, a name */
+	struct { uint8_t unit, verdict, cliff; const char *name; int ok; } bs[] = {
+		{ 0, 0, 0, "seq_write", 0 },
+		{ 3, 0, 0, "seq_write", -EBADMSG },
+		{ 0, 5, 0, "seq_write", -EBADMSG },
+		{ 0, 0, 2, "seq_write", -EBADMSG },
+		{ 0, 0, 0, "", -EBADMSG },
+	};
+	for (size_t i = 0; i < sizeof bs / sizeof *bs; i++) {
+		memset(&m, 0, sizeof m);
+		m.type = MSG_BENCH_STAGE;
+		m.u.bench_stage.unit = bs[i].unit;
+		m.u.bench_stage.verdict = bs[i].verdict;
+		m.u.bench_stage.cliff = bs[i].cliff;
+		strcpy(m.u.bench_stage.name, bs[i].name);
+		n = msg_encode(&m, buf, sizeof buf);
+		assert_true(n > 0);
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), bs[i].ok);
+	}
 
 	/* groups: not 1, at most DELTA_MAX_GROUP blocks and DELTA_MAX_COARSE
 	 * bytes, one whole group at least; never on FILE_SIG; REFINE of none */
