@@ -65,6 +65,7 @@ struct bench_stage {
 	float srv_cpu, cli_cpu, srv_sys_share;
 	float srv_wait;        /* the server's time waiting for a CPU it wanted (quota, others) */
 	float rwnd_frac, sndbuf_frac;
+	uint32_t rcv_buf, snd_buf;   /* the receiver's SO_RCVBUF, the sender's SO_SNDBUF (0: ?) */
 };
 
 /* The verdict of a remote run, for one direction. */
@@ -76,6 +77,7 @@ struct bench_verdict_line {
 
 struct bench_remote_info {
 	char server[300];      /* HOST:MODULE as given */
+	char server_env[240];  /* "ferry 0.1.0 | Linux 6.6.73 mips | MIPS 24KEc V5.5 (1 CPU)" */
 	char server_disk[200]; /* the module's file system and device, as the server says */
 	char level[12];        /* the protection of the disk and end-to-end stages */
 	char local[256];       /* where the client's test file was */

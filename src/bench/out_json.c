@@ -58,6 +58,7 @@ static void remote(struct jsonw *w, const struct bench_remote_info *m)
 {
 	jw_open(w, "remote", '{');
 	jw_str(w, "server", m->server);
+	jw_str(w, "server_host", m->server_env);
 	jw_str(w, "server_disk", m->server_disk);
 	jw_str(w, "protection", m->level);
 	jw_str(w, "local_dir", m->local);
@@ -118,6 +119,8 @@ static void stage(struct jsonw *w, enum bench_kind kind, const struct bench_stag
 		jw_num(w, "server_cpu_wait", st->srv_wait, 3);
 		jw_num(w, "client_cpu", st->cli_cpu, 3);
 		jw_num(w, "server_cpu_kernel_share", st->srv_sys_share, 3);
+		jw_u64(w, "receiver_rcvbuf", st->rcv_buf);
+		jw_u64(w, "sender_sndbuf", st->snd_buf);
 		if (st->rwnd_frac >= 0) {
 			jw_num(w, "rwnd_limited", st->rwnd_frac, 3);
 			jw_num(w, "sndbuf_limited", st->sndbuf_frac, 3);

@@ -44,9 +44,10 @@ static void header(FILE *f, const struct bench_report *r)
 			t->usb[0] ? ", " : "", t->usb, size);
 	} else if (r->kind == BENCH_REMOTE) {
 		const struct bench_remote_info *m = &r->remote;
-		fprintf(f, "%s: round trip %.2f ms; disk and end-to-end stages at protection %s\n"
-			"server disk: %s\nthis machine's test file: in %s\n", m->server, m->rtt_ms,
-			m->level, m->server_disk[0] ? m->server_disk : "?", m->local);
+		fprintf(f, "server %s: %s\nround trip %.2f ms; disk and end-to-end stages at "
+			"protection %s\nserver disk: %s\nthis machine's test file: in %s\n", m->server,
+			m->server_env[0] ? m->server_env : "?", m->rtt_ms, m->level,
+			m->server_disk[0] ? m->server_disk : "?", m->local);
 	} else {
 		fprintf(f, "records of %u bytes, one core, wall clock; a connection from here uses %s"
 			" with %s\n(%s)\n", r->crypto.record, r->crypto.picks, r->crypto.backend,

@@ -15,6 +15,8 @@
 #define CIPHER_GAIN 1.3
 /* The window or buffer limited the sender this share of its busy time. */
 #define WINDOW_BOUND 0.2
+/* ... and its buffers allow less than this times the rate measured. */
+#define WINDOW_SLACK 2.0
 
 const struct bench_stage *bench_stage_find(const struct bench_report *r, const char *name)
 {
@@ -40,6 +42,28 @@ struct dir {
 	const char *srv_what, *cli_what;     /* "writes", "reads" */
 };
 
+/* What the socket buffers allow: half of what Linux reports is window (the
+ * rest its bookkeeping), one window a round trip; 0 when unknown. */
+static double window_rate(const struct bench_report *r, const struct bench_stage *net)
+{
+	uint32_t b = net->rcv_buf && (!net->snd_buf || net->rcv_buf < net->snd_buf) ? net->rcv_buf :
+		     net->snd_buf;
+
+	return b && r->remote.rtt_ms > 0 ? (double)b / 2 / (r->remote.rtt_ms / 1e3) : 0;
+}
+
+/* The window came first: the sender waited on it and the buffers allow
+ * little more than the rate measured. A receiver that cannot keep up
+ * shrinks the window too, but leaves its buffer large; this one is small,
+ * and its CPU (many tiny segments) a consequence, not the cause. */
+static int window_bound(const struct bench_report *r, const struct bench_stage *net)
+{
+	double cap = window_rate(r, net);
+
+	return net->rwnd_frac >= 0 && net->rwnd_frac + net->sndbuf_frac >= WINDOW_BOUND &&
+	       cap > 0 && cap < WINDOW_SLACK * net->rate;
+}
+
 /* The network stage was the slowest: the wire, or one end's CPU (its
  * cipher, or the box held to a share of a core: CPU time plus the time it
  * waited for a CPU it wanted), or a window. */
@@ -50,6 +74,16 @@ static void network_side(const struct bench_report *r, const struct bench_stage 
 	double want = net->srv_cpu + net->srv_wait;
 	char held[120] = "";
 
+	if (window_bound(r, net)) {
+		snprintf(v->stage, sizeof v->stage, "window/buffer");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "the sender waited on the receive window %.0f %% and on its send buffer %.0f %% "
+			 "of the time; %u and %u byte buffers allow about %.1f MB/s at a %.2f ms round "
+			 "trip: raise net.ipv4.tcp_rmem (receiver) and tcp_wmem (sender)",
+			 100 * net->rwnd_frac, 100 * net->sndbuf_frac, net->rcv_buf, net->snd_buf,
+			 mbs(window_rate(r, net)), r->remote.rtt_ms);
+		return;
+	}
 	if (net->srv_wait >= 0.2)
 		snprintf(held, sizeof held, " and waits %.0f %% of the time for more (a CPU quota, "
 			 "or other tasks on the box)", 100 * net->srv_wait);
@@ -73,6 +107,7 @@ static void network_side(const struct bench_report *r, const struct bench_stage 
 			 "this machine spends %.0f %% of one core: the box is not the limit",
 			 100 * net->cli_cpu);
 	} else if (net->rwnd_frac >= 0 && net->rwnd_frac + net->sndbuf_frac >= WINDOW_BOUND) {
+		/* limited by a window whose size is unknown or not small */
 		snprintf(v->stage, sizeof v->stage, "window/buffer");
 		snprintf(v->suggest, sizeof v->suggest,
 			 "the sender waited on the receive window %.0f %% and on its send buffer %.0f %% "
@@ -84,6 +119,30 @@ static void network_side(const struct bench_report *r, const struct bench_stage 
 			 "both ends had CPU to spare (server %.0f %%, client %.0f %% of a core): the link "
 			 "is the limit%s%s", 100 * want, 100 * net->cli_cpu,
 			 r->env.link[0] ? "; this side's: " : "", r->env.link);
+	}
+}
+
+/* Two stages within CLOSE_CALL of each other: either may be the limit,
+ * and the figures say so (the machines are noisy; a verdict is not a race). */
+#define CLOSE_CALL 1.1
+
+static void close_call(struct bench_verdict_line *v, double net, double srv, double cli)
+{
+	struct { const char *name; double rate; } c[3] = {
+		{ "the network", net }, { "the server's disk", srv }, { "this machine's disk", cli },
+	};
+	int lo = 0, next = -1;
+
+	for (int i = 1; i < 3; i++)
+		if (c[i].rate > 0 && c[i].rate < c[lo].rate)
+			lo = i;
+	for (int i = 0; i < 3; i++)
+		if (i != lo && c[i].rate > 0 && (next < 0 || c[i].rate < c[next].rate))
+			next = i;
+	if (next >= 0 && c[next].rate < CLOSE_CALL * c[lo].rate) {
+		size_t n = strlen(v->figures);
+		snprintf(v->figures + n, sizeof v->figures - n, " (%s and %s within 10 %%)",
+			 c[lo].name, c[next].name);
 	}
 }
 
@@ -115,6 +174,7 @@ static void judge(const struct bench_report *r, const struct dir *d, struct benc
 		 "client disk %s %s MB/s; server CPU %.0f %% (+%.0f %% waiting), client %.0f %%",
 		 mbs(e2e->rate), mbs(net->rate), r->remote.level, d->srv_what, sd, d->cli_what, cd,
 		 100 * net->srv_cpu, 100 * net->srv_wait, 100 * net->cli_cpu);
+	close_call(v, net->rate, s, c);
 	/* the slowest stage of the three limits the transfer */
 	if (s > 0 && s < net->rate && (c <= 0 || s <= c)) {
 		snprintf(v->stage, sizeof v->stage, "server disk");

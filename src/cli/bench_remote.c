@@ -225,6 +225,8 @@ static int move(struct run *x, uint8_t step, uint64_t n, int fd, const char *nam
 	st->srv_wait = (float)((double)d.wait_us / 1e6 / srv_s);
 	st->cli_cpu = (float)(cpu / wall);
 	st->srv_sys_share = srv_cpu_s > 0 ? (float)((double)d.sys_us / 1e6 / srv_cpu_s) : 0;
+	st->rcv_buf = up ? d.rcvbuf : e.rcvbuf;
+	st->snd_buf = up ? e.sndbuf : d.sndbuf;
 	st->rwnd_frac = busy ? (float)((double)rwnd / (double)busy) : -1;
 	st->sndbuf_frac = busy ? (float)((double)sndbuf / (double)busy) : -1;
 	snprintf(st->method, sizeof st->method, "server CPU %.0f %% (+%.0f %% waiting), client %.0f %%",
@@ -249,6 +251,9 @@ static int pings(struct run *x)
 			return rc;
 		t[i] = now() - t0;
 	}
+	char q[4 * BENCH_MAX_NOTE + 8];
+	snprintf(x->r->remote.server_env, sizeof x->r->remote.server_env, "%s",
+		 peer_quote(q, sizeof q, d.note));
 	for (int i = 1; i < PINGS; i++)   /* insertion sort: the median */
 		for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
 			double v = t[j];

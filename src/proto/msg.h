@@ -293,6 +293,7 @@ struct m_bench_done {
 	uint8_t step, status;
 	uint64_t bytes, ns, user_us, sys_us, wait_us;
 	uint64_t tcp_busy_us, tcp_rwnd_us, tcp_sndbuf_us;
+	uint32_t rcvbuf, sndbuf;   /* its socket's buffers at the end (SO_RCVBUF, SO_SNDBUF) */
 	char note[BENCH_MAX_NOTE + 1];
 };
 /* One disk stage measured on the server (rates in thousandths of the

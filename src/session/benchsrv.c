@@ -94,6 +94,8 @@ static int done(struct state *s, uint8_t step, uint8_t status, uint64_t bytes,
 		d->tcp_rwnd_us = e.tcp.rwnd_limited_us - k->tcp.rwnd_limited_us;
 		d->tcp_sndbuf_us = e.tcp.sndbuf_limited_us - k->tcp.sndbuf_limited_us;
 	}
+	d->rcvbuf = e.tcp.rcvbuf;
+	d->sndbuf = e.tcp.sndbuf;
 	snprintf(d->note, sizeof d->note, "%s", note ? note : "");
 	int rc = conn_send(s->b->c, &m);
 	return rc < 0 ? rc : conn_flush(s->b->c);
@@ -208,8 +210,7 @@ static int send_stage(struct state *s, const struct bench_stage *g)
 /* The disk stages of `ferry bench disk`, run by the same code in the module. */
 static int step_disk(struct state *s, const struct m_bench *q)
 {
-	struct bench_opts o = { .size = q->bytes < BENCHSRV_MAX_FILE ? q->bytes : BENCHSRV_MAX_FILE,
-				.seconds = BENCHSRV_MAX_SECONDS };
+	struct bench_opts o = { .size = q->bytes, .seconds = BENCHSRV_MAX_SECONDS };
 	char note[BENCH_MAX_NOTE + 1];
 	struct mark k;
 	int rc;
@@ -217,6 +218,12 @@ static int step_disk(struct state *s, const struct m_bench *q)
 	if (!s->b->writable)
 		return done(s, q->step, BENCH_REFUSED, 0, NULL,
 			    "a read-only module: the disk is not measured");
+	if (q->bytes > BENCHSRV_MAX_FILE) {
+		snprintf(note, sizeof note, "this server measures at most %llu MiB (%llu MiB asked)",
+			 (unsigned long long)(BENCHSRV_MAX_FILE >> 20),
+			 (unsigned long long)(q->bytes >> 20));
+		return done(s, q->step, BENCH_REFUSED, 0, NULL, note);
+	}
 	struct bench_report *r = calloc(1, sizeof *r);
 	if (!r)
 		return err_set(-ENOMEM, "out of memory");
@@ -318,9 +325,15 @@ static int step(struct state *s, const struct m_bench *q)
 		return done(s, q->step, BENCH_REFUSED, 0, NULL, no);
 
 	switch (q->step) {
-	case BSTEP_PING:
+	case BSTEP_PING: {   /* with what the box is, for the report's header */
+		struct bench_env e;
+		char note[BENCH_MAX_NOTE + 1];
 		mark(s, &k);
-		return done(s, q->step, BENCH_OK, 0, &k, NULL);
+		bench_env_collect(&e, 0, NULL);
+		snprintf(note, sizeof note, "ferry %.23s | %.80s | %.60s (%d CPU%s)", e.version,
+			 e.kernel, e.cpu, e.cpus, e.cpus == 1 ? "" : "s");
+		return done(s, q->step, BENCH_OK, 0, &k, note);
+	}
 	case BSTEP_NET_UP:
 	case BSTEP_NET_DOWN:
 		return step_net(s, q);

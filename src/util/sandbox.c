@@ -105,10 +105,12 @@ static uint64_t fs_rights(int abi)
 
 #ifdef SYS_landlock_create_ruleset
 /* ferry bench's disk stage names the device and checks what it really
- * wrote: it reads /proc/diskstats, the mount table and /sys, read-only. */
+ * wrote, and its header names the box: it reads /proc/diskstats, the mount
+ * table, /sys, /proc/cpuinfo and the device tree's model, read-only. */
 static int allow_sysinfo(int rs)
 {
-	static const char *const paths[] = { "/proc/diskstats", "/proc/self/mountinfo", "/sys" };
+	static const char *const paths[] = { "/proc/diskstats", "/proc/self/mountinfo", "/sys",
+					     "/proc/cpuinfo", "/proc/device-tree" };
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < sizeof paths / sizeof *paths; i++) {

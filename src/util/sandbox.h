@@ -23,8 +23,8 @@ void sandbox_describe(const struct sandbox_caps *c, char *out, unsigned cap);
  * without fake super; otherwise only FIFOs, sockets and files).
  * Nothing outside the tree can be opened afterwards, so whatever the
  * session still needs from outside (the user database, syslog's socket)
- * must be open or read before; sysinfo: ferry bench's disk stage, which
- * also reads /proc/diskstats, the mount table and /sys. 0, or <0 with
+ * must be open or read before; sysinfo: ferry bench, which also reads
+ * /proc/diskstats, the mount table, /sys, /proc/cpuinfo and the device tree. 0, or <0 with
  * err_msg() when a part the kernel offers could not be set up (the caller
  * must not go on then). */
 int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable, int devices,

@@ -19,6 +19,13 @@ int tcpinfo_get(int fd, struct tcpinfo *t)
 	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &i, &len) < 0)
 		return -1;
 	t->rtt_us = i.tcpi_rtt;
+	int v;
+	socklen_t vl = sizeof v;
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &vl) == 0 && v > 0)
+		t->rcvbuf = (uint32_t)v;
+	vl = sizeof v;
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, &vl) == 0 && v > 0)
+		t->sndbuf = (uint32_t)v;
 	/* busy / rwnd / sndbuf limited: Linux 4.10 and later; an older kernel
 	 * returns a shorter struct and leaves them 0 */
 	if (len >= offsetof(struct tcp_info, tcpi_sndbuf_limited) + sizeof i.tcpi_sndbuf_limited) {

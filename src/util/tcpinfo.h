@@ -11,6 +11,7 @@
 struct tcpinfo {
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
 	uint32_t rtt_us;
+	uint32_t rcvbuf, sndbuf;   /* SO_RCVBUF, SO_SNDBUF now (what the kernel counts) */
 	int have_limits;
 };
 

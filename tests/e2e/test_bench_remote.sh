@@ -24,7 +24,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "ferry-bench/1" and d["kind"] == "remote", (d["schema"], d["kind"])
 m = d["remote"]
-for k in ("server", "server_disk", "protection", "local_dir", "rtt_ms", "upload", "download"):
+for k in ("server", "server_host", "server_disk", "protection", "local_dir", "rtt_ms", "upload", "download"):
     assert k in m, k
 assert m["protection"] == "encrypt", m["protection"]
 assert 0 < m["rtt_ms"] < 100, m["rtt_ms"]
@@ -53,7 +53,7 @@ PY
 
 note "the table: the header, every stage, a verdict per direction"
 expect_rc 0 bench --protection none "$(url m)"
-grep -q "round trip .* ms; disk and end-to-end stages at protection none" "$T/last.out" ||
+grep -q "^round trip .* ms; disk and end-to-end stages at protection none" "$T/last.out" && grep -q "^server 127.0.0.1:[0-9]*:m: ferry " "$T/last.out" ||
   { cat "$T/last.out"; fail "no header"; }
 grep -q "^Upload is limited by: " "$T/last.out" && grep -q "^Download is limited by: " "$T/last.out" ||
   { cat "$T/last.out"; fail "no verdict lines"; }
@@ -85,6 +85,30 @@ note "bench = no: refused, exit 5, one line"
 expect_rc 5 bench "$(url nobench)"
 grep -q "does not allow ferry bench (bench = no)" "$T/last.err" || { cat "$T/last.err"; fail "no reason"; }
 grep -q "bench on module" "$T/server.log" || fail "the server did not log the bench session"
+
+note "a size the server does not take: its disk not measured, no file sent, its reason shown"
+expect_rc 0 ferry_c bench --json --local "$T/local" --size 1G --seconds 0.2 "$(url m)"
+python3 - "$T/last.out" << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["remote"]["server_disk"] == "not measured: this server measures at most 256 MiB (1024 MiB asked)", d["remote"]["server_disk"]
+assert not any(s["name"].startswith("e2e") for s in d["stages"])
+PY
+
+note "the client killed mid-upload: the server removes its file"
+"$FERRY_CLIENT" bench --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
+  --local "$T/local" --size 256M --seconds 0.2 "$(url m)" > /dev/null 2>&1 &
+cpid=$!
+for _ in $(seq 1 600); do   # the upload's file appears in the module
+  ls -A "$T/mod" | grep -q '^\.ferry-.*\.bench$' && break
+  sleep 0.05
+done
+ls -A "$T/mod" | grep -q '^\.ferry-.*\.bench$' || fail "no upload seen in the module"
+kill -9 $cpid; wait $cpid 2> /dev/null || true
+for _ in $(seq 1 100); do [ -z "$(ls -A "$T/mod")" ] && break; sleep 0.05; done
+[ -z "$(ls -A "$T/mod")" ] || fail "left in the module after the client died: $(ls -A "$T/mod")"
+rm -f "$T"/local/.ferry-bench-*   # what the killed client could not remove
+expect_rc 0 ferry_c ls "$(url m)"
 
 note "bad operands"
 expect_rc 1 ferry_c bench "$(url m)/sub"

@@ -74,6 +74,7 @@ d = json.load(open(sys.argv[1]))["remote"]
 print(d["upload"]["limit"] + "|" + d["download"]["limit"])
 for k in ("upload", "download"):
     print("   %s: %s | %s" % (k, d[k]["limit"], d[k]["figures"]), file=sys.stderr)
+print("   server disk: " + d["server_disk"], file=sys.stderr)
 PY
 }
 # expect CASE GOT WANT_UP WANT_DOWN: a pattern each ('*' = any)
@@ -120,10 +121,12 @@ for c in $CASES; do
     note "disk: the module's reads throttled to 4 MB/s (blkio)"
     truncate -s 256M "$T/slow.img"; mkfs.ext4 -q -F "$T/slow.img"
     LOOP=$(losetup -f --show "$T/slow.img"); mount "$LOOP" "$T/slow"
+    start_ns   # `ip netns exec` gave the daemon a mount namespace of its own: mount first
     g=/sys/fs/cgroup/blkio/$CG
     mkdir "$g"; echo "$(lsblk -ndo MAJ:MIN "$LOOP" | tr -d ' ') 4000000" > "$g/blkio.throttle.read_bps_device"
     echo "$SERVER_PID" > "$g/cgroup.procs"
     expect disk "$(verdict slow)" "*" "server disk"
+    grep -q '"server_disk": "ext4 on loop' "$T/verdict.json" || fail "the module was not on the loop device"
     echo "$SERVER_PID" > /sys/fs/cgroup/blkio/cgroup.procs ;;
   loss)
     if tc qdisc add dev "$V" root netem loss 3% 2> /dev/null; then

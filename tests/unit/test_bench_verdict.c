@@ -409,6 +409,22 @@ static void test_window(void **state)
 	enc->cli_cpu = 0.9f;
 	bench_verdict(r);
 	assert_string_equal(r->remote.up.stage, "client CPU");
+
+	/* ... unless the buffers are what allows little more than the rate:
+	 * 8 KiB (4 KiB of window) a 0.05 ms round trip is 82 MB/s, and the
+	 * receiver's CPU, busy with tiny segments, is the consequence */
+	enc->srv_cpu = 0.9f;
+	enc->cli_cpu = 0.2f;
+	enc->rcv_buf = 8192;
+	enc->snd_buf = 1u << 20;
+	r->remote.rtt_ms = 0.05;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "window/buffer");
+	assert_has(r->remote.up.suggest, "8192 and 1048576 byte buffers allow about 81.9 MB/s");
+	/* large buffers: the CPU it is */
+	enc->rcv_buf = 4u << 20;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "server CPU (cipher)");
 	free(r);
 }
 
