@@ -24,7 +24,7 @@ PID=
 trap '[ -n "$PID" ] && kill "$PID" 2> /dev/null; wait 2> /dev/null; rm -rf "$T" "$M"' EXIT
 mkdir -p "$T/client" "$T/server" "$T/local"
 chmod 700 "$T/client" "$T/server"
-FERRY_HOME=$T/client "$FERRY" keygen -f "$T/client/id_ferry" -C bench > /dev/null
+FERRY_HOME=$T/client "$FERRY" keygen -f "$T/client/id_ferry" -C bench > /dev/null 2>&1
 cp "$T/client/id_ferry.pub" "$T/server/authorized_keys"
 cat > "$T/ferry.conf" << CONF
 [global]
@@ -43,6 +43,9 @@ for _ in $(seq 1 300); do
   sleep 0.05
 done
 [ -n "${PORT:-}" ] || { cat "$T/server.log" >&2; exit 1; }
-FERRY_HOME=$T/client "$FERRY" bench --identity "$T/client/id_ferry" \
-  --known-hosts "$T/client/known_hosts" --accept-new --local "$T/local" "$@" \
-  "ferry://127.0.0.1:$PORT/m" 2> >(grep -v "^ferry: added" >&2)
+# from inside the temporary directory: the report's header shows the
+# command as typed, with relative paths
+FERRY=$(realpath "$FERRY")
+cd "$T"
+FERRY_HOME=client "$FERRY" bench --identity client/id_ferry --known-hosts client/known_hosts \
+  --accept-new --local local "$@" "ferry://127.0.0.1:$PORT/m" 2> >(grep -v "^ferry: added" >&2)

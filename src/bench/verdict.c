@@ -68,7 +68,8 @@ static int window_bound(const struct bench_report *r, const struct bench_stage *
  * cipher, or the box held to a share of a core: CPU time plus the time it
  * waited for a CPU it wanted), or a window. */
 static void network_side(const struct bench_report *r, const struct bench_stage *net,
-			 const struct bench_stage *none, struct bench_verdict_line *v)
+			 const struct bench_stage *none, const struct bench_stage *integ,
+			 struct bench_verdict_line *v)
 {
 	const char *lvl = r->remote.level;
 	double want = net->srv_cpu + net->srv_wait;
@@ -89,11 +90,14 @@ static void network_side(const struct bench_report *r, const struct bench_stage 
 			 "or other tasks on the box)", 100 * net->srv_wait);
 	if (want >= CPU_BOUND && strcmp(lvl, "none") && none &&
 	    none->rate >= CIPHER_GAIN * net->rate) {
+		char alt[64] = "";
+		if (integ && integ != net && integ->rate >= CIPHER_GAIN * net->rate)
+			snprintf(alt, sizeof alt, "%.1f MB/s at integrity and ", mbs(integ->rate));
 		snprintf(v->stage, sizeof v->stage, "server CPU (cipher)");
 		snprintf(v->suggest, sizeof v->suggest,
-			 "the server gets %.0f %% of one core at protection %s%s, and moves %.1f MB/s "
+			 "the server gets %.0f %% of one core at protection %s%s, and moves %s%.1f MB/s "
 			 "at none: `protection = integrity` (or none on a trusted LAN) raises the rate",
-			 100 * net->srv_cpu, lvl, held, mbs(none->rate));
+			 100 * net->srv_cpu, lvl, held, alt, mbs(none->rate));
 	} else if (want >= CPU_BOUND) {
 		snprintf(v->stage, sizeof v->stage, "server CPU (%s)",
 			 net->srv_sys_share >= 0.5 ? "system calls and copies" : "ferry's own work");
@@ -154,6 +158,8 @@ static void judge(const struct bench_report *r, const struct dir *d, struct benc
 	const struct bench_stage *net = bench_stage_find(r, name);
 	snprintf(name, sizeof name, "%snone", d->net);
 	const struct bench_stage *none = bench_stage_find(r, name);
+	snprintf(name, sizeof name, "%sintegrity", d->net);
+	const struct bench_stage *integ = bench_stage_find(r, name);
 	const struct bench_stage *srv = bench_stage_find(r, d->srv);
 	const struct bench_stage *cli = bench_stage_find(r, d->cli);
 
@@ -193,7 +199,7 @@ static void judge(const struct bench_report *r, const struct dir *d, struct benc
 			 "this machine's disk %s %.1f MB/s, the network carries %.1f: the box is not "
 			 "the limit", d->cli_what, mbs(c), mbs(net->rate));
 	} else {
-		network_side(r, net, none, v);
+		network_side(r, net, none, integ, v);
 	}
 }
 

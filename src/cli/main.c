@@ -27,7 +27,7 @@ static const struct command {
 	  "                [--dry-run] [--if-older D] [--restart]\n"
 	  "                [--keep-last|hourly|daily|weekly|monthly|yearly N] [--keep-within D]\n"
 	  "                [--protect-within D]" },
-	{ "bench", cmd_bench, "bench disk PATH | crypto [--size SIZE] [--seconds N] [--json] [--svg FILE]" },
+	{ "bench", cmd_bench, "bench disk PATH | crypto | HOST:MODULE [--size SIZE] [--seconds N] [--json] [--svg FILE]" },
 	{ "version", cmd_version, "version" },
 	{ "help", cmd_help, "help" },
 };
