@@ -12,9 +12,9 @@ CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
 # Debian packages the build and the tests need (the cross toolchain is
 # installed by scripts/cross/setup-sysroot.sh when the MIPS tests run).
 DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libzstd-dev libssl-dev libseccomp-dev libcmocka-dev rsync \
-       clang libclang-rt-dev iproute2 procps python3 util-linux acl attr faketime
+       clang libclang-rt-dev iproute2 procps python3 util-linux acl attr faketime e2fsprogs
 
-.PHONY: all deps build test demo check asan clang fuzz cross-mips cross-mips-big cross-musl packaging bench bench-smoke static clean faults
+.PHONY: all deps build test demo check asan clang fuzz cross-mips cross-mips-big cross-musl packaging bench bench-smoke static clean faults bench-verdict
 
 all: build
 
@@ -124,6 +124,11 @@ FAULT_RUNS ?= 100
 .PHONY: faults
 faults: build
 	@FAULT_RUNS=$(FAULT_RUNS) FERRY=$(CURDIR)/$(BUILD)/ferry bash tests/e2e/test_faults.sh
+
+# ferry bench's verdict test bed with larger stages than make check's (root; ~2 minutes)
+bench-verdict: build
+	@BENCH_VERDICT_SIZE=64M BENCH_VERDICT_SECONDS=2 FERRY=$(CURDIR)/$(BUILD)/ferry \
+	  FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests bash tests/e2e/test_bench_verdict.sh
 
 clean:
 	rm -rf build build-asan build-clang build-fuzz build-static
