@@ -3,11 +3,13 @@
  * no plotting library). Stages are grouped by unit, each group on its own
  * scale: MB/s and IOPS on one axis would mean nothing. A cached or memory
  * result is grey and says so; a cache cliff shows its burst as a thin bar
- * above the sustained one. Every stage is a <g id="stage-NAME">. */
+ * above the sustained one. Every stage is a <g id="stage-NAME">; a remote
+ * run adds its end-to-end rates as dashed lines and its verdicts. */
 #include "bench/bench.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/err.h"
 
@@ -88,11 +90,72 @@ static void bar(FILE *f, const struct bench_stage *st, double max, int y)
 	fputs("</text>\n</g>\n", f);
 }
 
+/* A remote run: each stage against the end-to-end rates, a dashed line
+ * each across the MB/s group (upload blue, download orange). */
+static void e2e_lines(FILE *f, const struct bench_report *r, double max, int top, int bottom)
+{
+	static const char *const names[] = { "e2e_up", "e2e_down" };
+	static const char *const colours[] = { "#1f4e79", "#c55a11" };
+
+	for (int i = 0; i < 2; i++) {
+		const struct bench_stage *st = bench_stage_find(r, names[i]);
+		if (!st || st->rate <= 0)
+			continue;
+		int x = BAR_X + (int)(BAR_W * st->rate / max + 0.5);
+		fprintf(f, "<g id=\"%s-line\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+			"stroke=\"%s\" stroke-dasharray=\"4 3\"/><title>end to end, %s: %.1f MB/s"
+			"</title></g>\n", names[i], x, top, x, bottom, colours[i],
+			i ? "download" : "upload", bench_shown_rate(BENCH_MBPS, st->rate));
+	}
+}
+
+#define WRAP 125   /* characters of 11-point text a line of the chart holds */
+
+/* Text wrapped at spaces into lines of at most WRAP characters; the y of
+ * the line after. */
+static int wrapped(FILE *f, const char *s, int y)
+{
+	char line[WRAP + 1];
+
+	while (*s) {
+		size_t n = strlen(s);
+		if (n > WRAP) {
+			n = WRAP;
+			while (n > WRAP / 2 && s[n] != ' ')
+				n--;
+		}
+		snprintf(line, sizeof line, "%.*s", (int)n, s);
+		fprintf(f, "<text x=\"20\" y=\"%d\" font-size=\"11\">", y);
+		esc(f, line);
+		fputs("</text>\n", f);
+		s += n;
+		while (*s == ' ')
+			s++;
+		y += 14;
+	}
+	return y;
+}
+
+/* The verdicts under the bars. */
+static int verdict_text(FILE *f, const struct bench_report *r, int y)
+{
+	const struct bench_verdict_line *v[2] = { &r->remote.up, &r->remote.down };
+
+	for (int i = 0; i < 2; i++) {
+		fprintf(f, "<text x=\"10\" y=\"%d\" font-weight=\"bold\">%s is limited by: ",
+			y + 16, i ? "Download" : "Upload");
+		esc(f, v[i]->stage);
+		fputs("</text>\n", f);
+		y = wrapped(f, v[i]->suggest, y + 32) - 8;
+	}
+	return y;
+}
+
 /* Rows of one unit under a heading; returns the next free y. */
 static int group(FILE *f, const struct bench_report *r, enum bench_unit u, int y)
 {
 	double max = group_max(r, u);
-	int any = 0;
+	int any = 0, top = y;
 
 	for (uint32_t i = 0; i < r->nstages; i++) {
 		if (r->stages[i].unit != u)
@@ -105,6 +168,8 @@ static int group(FILE *f, const struct bench_report *r, enum bench_unit u, int y
 		bar(f, &r->stages[i], max, y);
 		y += ROW_H;
 	}
+	if (any && u == BENCH_MBPS && r->kind == BENCH_REMOTE)
+		e2e_lines(f, r, max, top, y);
 	return y;
 }
 
@@ -132,7 +197,11 @@ static void title(FILE *f, const struct bench_report *r)
 	fputs(" | ", f);
 	esc(f, r->env.cpu);
 	fputs("</text>\n<text x=\"10\" y=\"66\">", f);
-	if (r->kind == BENCH_DISK) {
+	if (r->kind == BENCH_REMOTE) {
+		esc(f, r->remote.server);
+		fputs(": ", f);
+		esc(f, r->remote.server_env);
+	} else if (r->kind == BENCH_DISK) {
 		esc(f, t->path);
 		fputs(": ", f);
 		esc(f, t->fstype);
@@ -151,7 +220,7 @@ static void title(FILE *f, const struct bench_report *r)
 
 int bench_write_svg(FILE *f, const struct bench_report *r)
 {
-	int y = TOP, h = TOP + rows_height(r) + 20;
+	int y = TOP, h = TOP + rows_height(r) + 20 + (r->kind == BENCH_REMOTE ? 130 : 0);
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -160,6 +229,8 @@ int bench_write_svg(FILE *f, const struct bench_report *r)
 	title(f, r);
 	for (int u = BENCH_MBPS; u <= BENCH_FILES; u++)
 		y = group(f, r, (enum bench_unit)u, y);
+	if (r->kind == BENCH_REMOTE)
+		verdict_text(f, r, y);
 	fputs("</svg>\n", f);
 	if (fflush(f) != 0 || ferror(f))
 		return err_sys(-EIO, "writing the SVG");

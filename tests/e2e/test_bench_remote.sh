@@ -16,9 +16,27 @@ start_server
 
 bench() { ferry_c bench --local "$T/local" --size 8M --seconds 0.3 "$@"; }
 
-note "a full run at encrypt: JSON with every stage and both verdicts"
-expect_rc 0 bench --json "$(url m)"
+note "a full run at encrypt: JSON with every stage and both verdicts, and the SVG"
+expect_rc 0 bench --json --svg "$T/run.svg" "$(url m)"
 cp "$T/last.out" "$T/run.json"
+# the SVG: well-formed, one <g id="stage-NAME"> per stage, the end-to-end
+# lines and both verdicts; and it renders (rsvg-convert, librsvg)
+python3 - "$T/run.svg" "$T/run.json" << 'PY'
+import json, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert root.tag == ns + "svg", root.tag
+ids = {g.get("id") for g in root.iter(ns + "g")}
+for s in json.load(open(sys.argv[2]))["stages"]:
+    assert "stage-" + s["name"] in ids, (s["name"], ids)
+assert "e2e_up-line" in ids and "e2e_down-line" in ids, ids
+text = " ".join(t.text or "" for t in root.iter(ns + "text"))
+assert "Upload is limited by: " in text and "Download is limited by: " in text, text
+PY
+rsvg-convert -o "$T/run.png" "$T/run.svg" || fail "rsvg-convert could not render the SVG"
+python3 -c 'import sys; d = open(sys.argv[1], "rb").read(24); assert d[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(d[16:20], "big") > 100' "$T/run.png" ||
+  fail "the rendered SVG is not a PNG of some width"
 python3 - "$T/run.json" << 'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
