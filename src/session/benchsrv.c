@@ -330,8 +330,10 @@ static int step(struct state *s, const struct m_bench *q)
 		char note[BENCH_MAX_NOTE + 1];
 		mark(s, &k);
 		bench_env_collect(&e, 0, NULL);
-		snprintf(note, sizeof note, "ferry %.23s | %.80s | %.60s (%d CPU%s)", e.version,
-			 e.kernel, e.cpu, e.cpus, e.cpus == 1 ? "" : "s");
+		int n = snprintf(note, sizeof note, "ferry %.23s | %.60s | %.50s (%d CPU%s)",
+				 e.version, e.kernel, e.cpu, e.cpus, e.cpus == 1 ? "" : "s");
+		if (e.link[0] && n > 0 && (size_t)n < sizeof note)
+			snprintf(note + n, sizeof note - (size_t)n, " | %s", e.link);
 		return done(s, q->step, BENCH_OK, 0, &k, note);
 	}
 	case BSTEP_NET_UP:
