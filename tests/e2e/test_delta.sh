@@ -102,7 +102,11 @@ note "two-level signatures (a basis of 4,096 blocks or more): every kind of chan
 # the sender did not find.
 recv_of() { sed -n 's/^Total bytes received: \([0-9]*\) bytes$/\1/p' "$T/last.out"; }
 head -c $((40 << 20)) /dev/urandom > "$S/big.orig"
-for kind in overwrite insert delete move append truncate; do
+TWO_KINDS="overwrite insert delete move append truncate"
+# under qemu (make cross-mips, three modes) two kinds: the byte order and
+# 32-bit sizes of the coarse and fine entries, at 40 MiB a push
+[ -n "${FERRY_CROSS_ARCH:-}" ] && TWO_KINDS="overwrite insert"
+for kind in $TWO_KINDS; do
   n=two-$kind
   cp "$S/big.orig" "$S/$n"; cp "$S/big.orig" "$S/$n.orig"
   expect_rc 0 ferry_c push "$S/$n" "$(url enc/$n)"
