@@ -29,6 +29,7 @@ int cmd_keygen(int argc, char **argv);
 int cmd_known_hosts(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_admin(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* ferry's own directory: $FERRY_HOME, else $XDG_CONFIG_HOME/ferry, else
  * ~/.config/ferry. Writes "dir/name" into out. */

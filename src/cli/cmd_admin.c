@@ -20,6 +20,7 @@
 #include "fs/snapstore.h"
 #include "session/snapshots.h"
 #include "session/snapverify.h"
+#include "cli/verify_out.h"
 #include "util/config.h"
 #include "util/err.h"
 #include "util/priority.h"
@@ -66,40 +67,6 @@ static void on_decision(void *ctx, const struct snapinfo *s, unsigned why)
 		p->drop++;
 	}
 	print_snap(s, what);
-}
-
-static void on_bad(void *ctx, const char *where, const char *path)
-{
-	(void)ctx;
-	printf("DAMAGED: %s: %s\n", where, path);
-	fflush(stdout);
-}
-
-/* The progress line, as a transfer's: on a terminal, rewritten in place. */
-static void on_progress(void *ctx, const struct verify_report *r, double secs)
-{
-	(void)ctx;
-	if (!isatty(2))
-		return;
-	fprintf(stderr, "\rverify: %llu files, %.1f MB, %.1f MB/s, %llu damaged   ",
-		(unsigned long long)r->files, (double)r->bytes / 1e6,
-		secs > 0 ? (double)r->bytes / 1e6 / secs : 0.0, (unsigned long long)r->bad);
-}
-
-/* The end of a pass: 0, or EXIT_PARTIAL when something was damaged. */
-static int verify_summary(const struct verify_report *r)
-{
-	if (isatty(2))
-		fputc('\n', stderr);
-	if (r->skipped_run) {
-		printf("verify: the last full pass is recent enough (--if-older): nothing read\n");
-		return 0;
-	}
-	printf("verify: %llu files, %llu bytes read; %llu damaged; %llu without a recorded "
-	       "hash%s\n", (unsigned long long)r->files, (unsigned long long)r->bytes,
-	       (unsigned long long)r->bad, (unsigned long long)r->unhashed,
-	       r->skipped ? " (a resumed pass: the files before where it stopped were not read)" : "");
-	return r->bad ? EXIT_PARTIAL : 0;
 }
 
 /* The module's path (and its rules) from the config, or the directory. */
@@ -149,7 +116,7 @@ int cmd_admin(int argc, char **argv)
 	static const char *keys[] = { "", "keep last", "keep hourly", "keep daily", "keep weekly",
 				      "keep monthly", "keep yearly", "keep within", "protect within" };
 	struct retention keep = { 0 }, given = { 0 };
-	struct verify_opts vo = { .bad = on_bad, .progress = on_progress };
+	struct verify_opts vo = { .bad = verify_print_bad, .progress = verify_print_progress };
 	const char *config = DEFAULT_CONFIG;
 	int dry = 0, ch, any_given = 0;
 
@@ -204,7 +171,7 @@ int cmd_admin(int argc, char **argv)
 		struct verify_report r;
 		lowest_priority("admin");
 		if ((rc = snap_verify(&j, &vo, &r)) == 0)
-			rc = verify_summary(&r);
+			rc = verify_print_summary(&r);
 		if (rc > 0) {
 			jail_close(&j);
 			return rc;

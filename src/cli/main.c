@@ -27,6 +27,7 @@ static const struct command {
 	  "                [--dry-run] [--if-older D] [--restart]\n"
 	  "                [--keep-last|hourly|daily|weekly|monthly|yearly N] [--keep-within D]\n"
 	  "                [--protect-within D]" },
+	{ "verify", cmd_verify, "verify HOST:MODULE|MODULE|DIR [--if-older D] [--restart]" },
 	{ "bench", cmd_bench, "bench disk PATH | crypto | HOST:MODULE [--size SIZE] [--seconds N] [--json] [--svg FILE]" },
 	{ "version", cmd_version, "version" },
 	{ "help", cmd_help, "help" },

@@ -40,6 +40,9 @@ const char *msg_type_name(uint8_t type)
 	case MSG_BENCH: return "BENCH";
 	case MSG_BENCH_DONE: return "BENCH_DONE";
 	case MSG_BENCH_STAGE: return "BENCH_STAGE";
+	case MSG_VERIFY: return "VERIFY";
+	case MSG_VERIFY_BAD: return "VERIFY_BAD";
+	case MSG_VERIFY_STATUS: return "VERIFY_STATUS";
 	case MSG_WANT: return "WANT";
 	case MSG_DECIDED: return "DECIDED";
 	case MSG_CHANGE: return "CHANGE";
@@ -264,7 +267,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		rd_str(r, m->u.request.backup_dir, MSG_MAX_PATH);
 		rd_str(r, m->u.request.suffix, MSG_MAX_NAME);
 		rd_str(r, m->u.request.chmod, MSG_MAX_NAME);
-		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_BENCH ||
+		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_VERIFY ||
 		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
 			r->err = -EBADMSG;
 		break;
@@ -407,6 +410,30 @@ static void rd_fields(struct rd *r, struct msg *m)
 	case MSG_BENCH_DONE:
 		rd_bench_done(r, &m->u.bench_done);
 		break;
+	case MSG_VERIFY:
+		m->u.verify.if_older = rd_u64(r);
+		m->u.verify.restart = rd_u8(r);
+		if (m->u.verify.restart > 1 || m->u.verify.if_older > (uint64_t)INT64_MAX)
+			r->err = -EBADMSG;
+		break;
+	case MSG_VERIFY_BAD:
+		rd_str(r, m->u.verify_bad.where, MSG_MAX_NAME);
+		rd_str(r, m->u.verify_bad.path, MSG_MAX_PATH);
+		break;
+	case MSG_VERIFY_STATUS: {
+		struct m_verify_status *v = &m->u.verify_status;
+		v->final = rd_u8(r);
+		v->skipped_run = rd_u8(r);
+		v->files = rd_u64(r);
+		v->bytes = rd_u64(r);
+		v->bad = rd_u64(r);
+		v->unhashed = rd_u64(r);
+		v->skipped = rd_u64(r);
+		v->ms = rd_u64(r);
+		if (v->final > 1 || v->skipped_run > 1)
+			r->err = -EBADMSG;
+		break;
+	}
 	case MSG_BENCH_STAGE:
 		rd_bench_stage(r, &m->u.bench_stage);
 		break;
@@ -600,6 +627,26 @@ static void wr_fields(struct wr *w, const struct msg *m)
 	case MSG_BENCH_DONE:
 		wr_bench_done(w, &m->u.bench_done);
 		break;
+	case MSG_VERIFY:
+		wr_u64(w, m->u.verify.if_older);
+		wr_u8(w, m->u.verify.restart);
+		break;
+	case MSG_VERIFY_BAD:
+		wr_str(w, m->u.verify_bad.where);
+		wr_str(w, m->u.verify_bad.path);
+		break;
+	case MSG_VERIFY_STATUS: {
+		const struct m_verify_status *v = &m->u.verify_status;
+		wr_u8(w, v->final);
+		wr_u8(w, v->skipped_run);
+		wr_u64(w, v->files);
+		wr_u64(w, v->bytes);
+		wr_u64(w, v->bad);
+		wr_u64(w, v->unhashed);
+		wr_u64(w, v->skipped);
+		wr_u64(w, v->ms);
+		break;
+	}
 	case MSG_BENCH_STAGE:
 		wr_bench_stage(w, &m->u.bench_stage);
 		break;

@@ -79,6 +79,7 @@ enum msg_type {
 	MSG_WANT_SIG = 0x37, MSG_FILE_SIG = 0x38, MSG_NEED = 0x39, MSG_NEED_END = 0x3a,
 	MSG_REFINE = 0x3b, MSG_REFINE_END = 0x3c,
 	MSG_BENCH = 0x50, MSG_BENCH_DONE = 0x51, MSG_BENCH_STAGE = 0x52,
+	MSG_VERIFY = 0x53, MSG_VERIFY_BAD = 0x54, MSG_VERIFY_STATUS = 0x55,
 	MSG_ERROR = 0x40,
 };
 
@@ -87,7 +88,7 @@ enum msg_type {
 #define ACC_COMPRESS_AUTO 0x02u /* with ACC_COMPRESS: only while the link is slower than the compressor */
 #define ACC_KNOWN     0x03u
 
-enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4 };
+enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5 };
 
 /* REQUEST flags: what the client asks of the transfer. */
 #define REQ_DELETE    0x01u   /* --delete: the receiver removes what the sender lacks */
@@ -304,6 +305,19 @@ struct m_bench_stage {
 	char name[32], label[40], method[40], note[128];
 };
 
+/* ferry verify HOST:MODULE (PROTOCOL.md section 10): the client's options,
+ * each damaged file the pass finds, and how far it got (about once a
+ * second, and once with `final` at the end). */
+struct m_verify { uint64_t if_older; uint8_t restart; };      /* seconds; 0/1 */
+struct m_verify_bad {
+	char where[MSG_MAX_NAME + 1];   /* "the tree", "snapshot NAME" */
+	char path[MSG_MAX_PATH + 1];
+};
+struct m_verify_status {
+	uint8_t final, skipped_run;
+	uint64_t files, bytes, bad, unhashed, skipped, ms;
+};
+
 struct msg {
 	uint8_t type;
 	union {
@@ -332,6 +346,9 @@ struct msg {
 		struct m_bench bench;
 		struct m_bench_done bench_done;
 		struct m_bench_stage bench_stage;
+		struct m_verify verify;
+		struct m_verify_bad verify_bad;
+		struct m_verify_status verify_status;
 	} u;
 };
 

@@ -17,6 +17,7 @@
 #include "session/receiver.h"
 #include "session/sender.h"
 #include "session/snapshots.h"
+#include "session/verifysrv.h"
 #include "session/xfilter.h"
 #include "proto/zchunk.h"
 #include "session/zdata.h"
@@ -91,6 +92,9 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 			      mod->name, prot_name(mod->protection), prot_name(rq->protection));
 	if (rq->op == OP_PUSH && mod->read_only)
 		return refuse(c, REF_READ_ONLY, "module '%s' is read-only", mod->name);
+	if (rq->op == OP_VERIFY && mod->no_verify)
+		return refuse(c, REF_NOT_AUTHORIZED, "module '%s' does not let clients verify it "
+			      "(verify = no)", mod->name);
 	if (rq->op == OP_BENCH && mod->no_bench)
 		return refuse(c, REF_NOT_AUTHORIZED, "module '%s' does not allow ferry bench "
 			      "(bench = no)", mod->name);
@@ -105,7 +109,7 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 	char qp[FS_QUOTE_BUF];
 	log_info("key %s: %s module '%s' path %s protection %s", fpr,
 		 rq->op == OP_PUSH ? "push to" : rq->op == OP_PULL ? "pull from" :
-		 rq->op == OP_BENCH ? "bench on" : "list",
+		 rq->op == OP_BENCH ? "bench on" : rq->op == OP_VERIFY ? "verify" : "list",
 		 mod->name, fs_quote(qp, rq->path, strlen(rq->path)), prot_name(rq->protection));
 	*out = mod;
 	return 0;
@@ -193,6 +197,9 @@ static int snapshot_checks(struct conn *c, const struct m_request *rq,
 		return refuse(c, REF_BAD_PATH, "module '%s' keeps no snapshots", mod->name);
 	if (has_sel && rq->op == OP_BENCH)
 		return refuse(c, REF_BAD_PATH, "ferry bench measures a module, not a snapshot");
+	if (rq->op == OP_VERIFY && (!snaps || has_sel || rq->path[0]))
+		return refuse(c, REF_BAD_PATH, !snaps ? "module '%s' keeps no snapshots: no hashes to "
+			      "verify against" : "ferry verify checks a whole module ('%s')", mod->name);
 	if (has_sel && rq->op == OP_PUSH)
 		return refuse(c, REF_READ_ONLY, "a snapshot is never changed: push to '%s' itself",
 			      mod->name);
@@ -227,6 +234,8 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 
 	if (rq->flags & REQ_FSYNC)
 		o.writer.fsync_each = 1;
+	if (rq->op == OP_VERIFY)
+		return verifysrv_run(c, j);
 	if (rq->op == OP_BENCH) {
 		struct benchsrv b = { .c = c, .root_fd = j->root_fd, .module = mod->name,
 				      .writable = !mod->read_only, .schedstat = schedstat };
@@ -279,7 +288,9 @@ static int confine(const struct server_ctx *sc, const struct m_request *rq, cons
 		return err_set(rc, "cannot read the user and group databases");
 	int devices = rq->op == OP_PUSH && (rq->flags & REQ_DEVICES) && geteuid() == 0 &&
 		      !mod->fake_super;
-	int writes = rq->op == OP_PUSH || (rq->op == OP_BENCH && !mod->read_only);
+	/* verify notes how far it got in the module's history */
+	int writes = rq->op == OP_PUSH ||
+		     ((rq->op == OP_BENCH || rq->op == OP_VERIFY) && !mod->read_only);
 	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, writes, devices, rq->op == OP_BENCH)) < 0)
 		return rc;
 #ifdef FERRY_TEST_HOOKS

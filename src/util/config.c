@@ -35,7 +35,7 @@ enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
 	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
 	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM, K_FAKE_SUPER,
-	K_SNAPSHOTS, K_BENCH, K_APPEND_ONLY, K_KEEP_LAST, K_KEEP_HOURLY, K_KEEP_DAILY, K_KEEP_WEEKLY,
+	K_SNAPSHOTS, K_BENCH, K_VERIFY, K_APPEND_ONLY, K_KEEP_LAST, K_KEEP_HOURLY, K_KEEP_DAILY, K_KEEP_WEEKLY,
 	K_KEEP_MONTHLY, K_KEEP_YEARLY, K_KEEP_WITHIN, K_PROTECT_WITHIN,
 	K_USER, K_GROUP, K_UID, K_GID,
 };
@@ -67,6 +67,7 @@ static const struct {
 	{ "fake super",         K_FAKE_SUPER, S_MODULE },
 	{ "snapshots",          K_SNAPSHOTS,  S_MODULE },
 	{ "bench",              K_BENCH,      S_MODULE },
+	{ "verify",             K_VERIFY,     S_MODULE },
 	{ "append only",        K_APPEND_ONLY, S_MODULE },
 	{ "keep last",          K_KEEP_LAST,  S_MODULE },
 	{ "keep hourly",        K_KEEP_HOURLY, S_MODULE },
@@ -569,6 +570,11 @@ static int set_key(struct pstate *p, char *line)
 		if (parse_bool(val, &r) < 0)
 			return perr(p, "bench: expected yes or no: ", val);
 		m->no_bench = !r;
+		return 0;
+	case K_VERIFY:
+		if (parse_bool(val, &r) < 0)
+			return perr(p, "verify: expected yes or no: ", val);
+		m->no_verify = !r;
 		return 0;
 	case K_APPEND_ONLY:
 		if (parse_bool(val, &m->append_only) < 0)

@@ -28,6 +28,7 @@ struct module_cfg {
 	int snapshots;            /* "snapshots = yes": every push that changes something is a snapshot */
 	int append_only;          /* "append only = yes": snapshots, and no client can remove one */
 	int no_bench;             /* "bench = no": ferry bench HOST:MODULE is refused */
+	int no_verify;            /* "verify = no": ferry verify HOST:MODULE is refused */
 	struct retention keep;    /* "keep daily = 7" ...: which snapshots the box prunes */
 	int has_uid, has_gid;     /* "uid =", "gid =": a root daemon's session for this module */
 	uid_t uid;                /* drops to them once the client is authorized for it */

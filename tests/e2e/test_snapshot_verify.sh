@@ -75,4 +75,30 @@ grep -q "nothing read" "$T/v" || { cat "$T/v"; fail "--if-older read again"; }
 rc=0
 admin verify "$T/mod" --restart > "$T/v" || rc=$?
 [ "$rc" = 23 ] && ! grep -q "a resumed pass" "$T/v" || { cat "$T/v"; fail "--restart"; }
+
+note "asked by a client: ferry verify HOST:MODULE names the same two, exit 23"
+rc=0
+ferry_c verify --restart "$(url m)" > "$T/v" 2> "$T/v.err" || rc=$?
+[ "$rc" = 23 ] || { cat "$T/v" "$T/v.err"; fail "ferry verify HOST:MODULE of a damaged module: exit $rc"; }
+grep -qx "DAMAGED: the tree: $tfile" "$T/v" && grep -qx "DAMAGED: snapshot $prev: $hpath" "$T/v" &&
+  [ "$(grep -c '^DAMAGED' "$T/v")" = 2 ] || { cat "$T/v"; fail "the client was not told the two damaged files"; }
+grep -q "^verify: [0-9]* files, [0-9]* bytes read; 2 damaged" "$T/v" || { cat "$T/v"; fail "no summary"; }
+grep -q "verify: damaged: the tree: $tfile" "$T/server.log" || fail "the box did not log what it found"
+ferry_c verify --if-older 1d "$(url m)" > "$T/v" || { cat "$T/v"; fail "--if-older from a client"; }
+grep -q "nothing read" "$T/v" || { cat "$T/v"; fail "--if-older from a client read again"; }
+note "ferry verify MODULE|DIR on the box is admin verify"
+rc=0
+$FERRY_CLIENT verify --restart "$T/mod" > "$T/v" || rc=$?
+[ "$rc" = 23 ] && [ "$(grep -c '^DAMAGED' "$T/v")" = 2 ] || { cat "$T/v"; fail "ferry verify DIR: exit $rc"; }
+
+note "refusals: verify = no, a module without snapshots, a path or a snapshot"
+stop_server
+write_config "snapshots = yes" "verify = no" "[plain]" "path = $T/plain"
+mkdir -p "$T/plain"
+start_server
+expect_rc 5 ferry_c verify "$(url m)"
+grep -q "does not let clients verify it (verify = no)" "$T/last.err" || { cat "$T/last.err"; fail "verify = no"; }
+expect_rc 3 ferry_c verify "$(url plain)"
+grep -q "keeps no snapshots" "$T/last.err" || { cat "$T/last.err"; fail "a plain module"; }
+expect_rc 1 ferry_c verify --config x "$(url m)"
 echo "ok"

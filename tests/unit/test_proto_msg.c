@@ -274,15 +274,50 @@ static void test_refuses_bad_values(void **state)
 	m.u.request.flags = REQ_KNOWN + 1;   /* the first unassigned bit */
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
-	/* OP_BENCH is the last op there is */
+	/* OP_VERIFY is the last op there is */
 	m.u.request.flags = 0;
 	m.u.request.op = OP_BENCH;
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
 	assert_int_equal(back.u.request.op, OP_BENCH);
-	m.u.request.op = OP_BENCH + 1;
+	m.u.request.op = OP_VERIFY;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	m.u.request.op = OP_VERIFY + 1;
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
+	/* VERIFY: restart 0/1, if_older an int64; VERIFY_STATUS: flags 0/1 */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_VERIFY;
+	m.u.verify = (struct m_verify){ .if_older = (uint64_t)INT64_MAX, .restart = 1 };
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.u.verify.if_older, (uint64_t)INT64_MAX);
+	m.u.verify.restart = 2;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	m.u.verify = (struct m_verify){ .if_older = (uint64_t)INT64_MAX + 1 };
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	memset(&m, 0, sizeof m);
+	m.type = MSG_VERIFY_STATUS;
+	m.u.verify_status = (struct m_verify_status){ .final = 1, .skipped_run = 1, .files = 3,
+						      .bytes = 1ull << 40, .bad = 2, .unhashed = 1,
+						      .skipped = 7, .ms = 12345 };
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.u.verify_status.bytes, 1ull << 40);
+	m.u.verify_status.final = 2;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+	memset(&m, 0, sizeof m);
+	m.type = MSG_VERIFY_BAD;
+	memset(m.u.verify_bad.where, 'w', MSG_MAX_NAME);
+	memset(m.u.verify_bad.path, 'p', MSG_MAX_PATH);
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_memory_equal(back.u.verify_bad.path, m.u.verify_bad.path, MSG_MAX_PATH + 1);
 
 	/* BENCH: steps 1 .. BSTEP_LAST, bytes that fit an int64 */
 	memset(&m, 0, sizeof m);
