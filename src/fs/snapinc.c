@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/snapinc.h"
+#include "fs/sync.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -235,7 +236,13 @@ int snapinc_commit(struct snapinc *s)
 	rc = inc < 0 ? err_sys(-errno, "the new snapshot") : snapidx_build(inc, s->log, &runs);
 	if (inc >= 0)
 		close(inc);
-	if (rc < 0 || (rc = snapinfo_write(s->dir, &si)) < 0) {
+	/* the index, the info and every file the push wrote reach the disk
+	 * before the rename that commits them: after a power cut a snapshot is
+	 * whole or not there (a new file's delayed allocation is not ordered
+	 * before a rename of its directory) */
+	if (rc == 0 && (rc = snapinfo_write(s->dir, &si)) == 0 && fs_syncfs(s->dir) < 0)
+		rc = err_wrap(-EIO, "the new snapshot");
+	if (rc < 0) {
 		snapinc_abort(s);
 		return rc;
 	}
