@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "fs/snapprune.h"
+#include "fs/sync.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -343,6 +344,12 @@ static int merge(const struct jail *mod, int snaps, const char *hd, const char *
 	    (rc = snapidx_build(g.n, g.log, &runs)) < 0) {
 		merge_close(&g);
 		return rc < 0 ? rc : -EIO;
+	}
+	/* the merged index on the disk before the mark that commits it (a
+	 * power cut must not leave "done" beside empty index files) */
+	if (fs_syncfs(g.n) < 0) {
+		merge_close(&g);
+		return err_wrap(-EIO, "merging snapshots into %s", xd);
 	}
 	/* the commit: from here on the next settle rolls forward */
 	kill_point();
