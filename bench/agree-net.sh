@@ -15,6 +15,8 @@
 #                 is well under a second)
 #   NET_PATHS     "loopback shaped" (default), or either
 #   RATE          the shaped veth's tbf rate (default 100mbit)
+#   IPERF_ARGS    more iperf3 client options (default none: iperf3's own
+#                 defaults, 128 KiB writes), e.g. "-l 1M"
 #   DAEMON_NICE   the daemon's `nice` (default 0, as iperf3 -s runs; ferry's
 #                 own default is 10)
 #   FERRY         the binary (default build/ferry)
@@ -46,6 +48,7 @@ STEP_SECONDS=${STEP_SECONDS:-5}
 NET_PATHS=${NET_PATHS:-loopback shaped}
 RATE=${RATE:-100mbit}
 DAEMON_NICE=${DAEMON_NICE:-0}
+IPERF_ARGS=${IPERF_ARGS:-}
 me=bench/agree-net.sh
 
 die() { echo "$me: $*" >&2; exit 1; }
@@ -175,6 +178,8 @@ iperf_run() {
   local path=$1 round=$2 dir=$3 addr=$4 port=$5 j
   j=$OUT/json/$path-r$round-iperf3-$dir.json
   local args=(-c "$addr" -p "$port" -t "$STEP_SECONDS" -J)
+  # shellcheck disable=SC2206  # word splitting wanted
+  args+=($IPERF_ARGS)
   [ "$dir" = down ] && args+=(-R)
   for try in 1 2 3; do   # the server may still be closing the last test
     if run iperf3 "${args[@]}" > "$j" 2> "$W/iperf3-c.err"; then break; fi
@@ -265,13 +270,14 @@ for p in $NET_PATHS; do
 done
 
 rc=0
-python3 - "$CSV" "$ROUNDS" "$STEP_SECONDS" "$RATE" "$DAEMON_NICE" "$(($(date +%s) - t0))" << 'PY' | tee "$OUT/summary.md" || rc=$?
+python3 - "$CSV" "$ROUNDS" "$STEP_SECONDS" "$RATE" "$DAEMON_NICE" "$(($(date +%s) - t0))" "$IPERF_ARGS" << 'PY' | tee "$OUT/summary.md" || rc=$?
 import csv, statistics, sys
-path_csv, rounds, secs, rate, nice, took = sys.argv[1:]
+path_csv, rounds, secs, rate, nice, took, iargs = sys.argv[1:]
 rows = list(csv.DictReader(open(path_csv)))
 desc = {"loopback": "loopback (127.0.0.1, both ends on this machine's cores)",
         "shaped": "veth into a network namespace, tbf %s both ways" % rate}
-print("## ferry bench (--protection none, memory to memory) against iperf3 single stream\n")
+print("## ferry bench (--protection none, memory to memory) against iperf3 single stream%s\n"
+      % (" (iperf3 %s)" % iargs if iargs else ""))
 print("%s rounds per path, %s s per network step (iperf3 -t, ferry --seconds), daemon nice %s;"
       " MB/s = 10^6 bytes/s; medians, [min-max]; target ferry/iperf3 within 0.90-1.10.\n"
       % (rounds, secs, nice))

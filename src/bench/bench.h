@@ -29,6 +29,7 @@ enum bench_verdict {
 	BENCH_MEMORY = 2,      /* tmpfs, ramfs, zram: the "device" is memory */
 	BENCH_UNVERIFIED = 3,  /* no block device in /proc/diskstats to check against */
 	BENCH_CPU = 4,         /* crypto: no device involved */
+	BENCH_NETWORK = 5,     /* a remote run's network or end-to-end stage: see its CPU figures */
 };
 
 /* A cache cliff found in the BENCH_SAMPLE_S samples (series.c). */

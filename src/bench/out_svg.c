@@ -81,7 +81,7 @@ static void bar(FILE *f, const struct bench_stage *st, double max, int y)
 			BAR_X, y - 1, (int)(BAR_W * st->cliff.burst / max + 0.5));
 	fprintf(f, "<text x=\"%d\" y=\"%d\">%.1f %s", BAR_X + (w > 1 ? w : 1) + 6, y + 15, v,
 		bench_unit_name(st->unit));
-	if (st->verdict != BENCH_DEVICE && st->verdict != BENCH_CPU)
+	if (st->verdict != BENCH_DEVICE && st->verdict != BENCH_CPU && st->verdict != BENCH_NETWORK)
 		fprintf(f, " (%s)", bench_verdict_name(st->verdict));
 	else if (st->cliff.found)
 		fprintf(f, ", burst %.1f", bench_shown_rate(st->unit, st->cliff.burst));

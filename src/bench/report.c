@@ -25,6 +25,7 @@ const char *bench_verdict_name(enum bench_verdict v)
 	case BENCH_MEMORY: return "memory";
 	case BENCH_UNVERIFIED: return "unverified";
 	case BENCH_CPU: return "cpu";
+	case BENCH_NETWORK: return "network";
 	}
 	return "?";
 }

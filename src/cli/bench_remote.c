@@ -220,7 +220,7 @@ static int move(struct run *x, uint8_t step, uint64_t n, int fd, const char *nam
 	st->rate = wall > 0 ? (double)bytes / wall : 0;
 	st->seconds = wall;
 	st->bytes = bytes;
-	st->verdict = BENCH_CPU;
+	st->verdict = BENCH_NETWORK;
 	st->srv_cpu = (float)(srv_cpu_s / srv_s);
 	st->srv_wait = (float)((double)d.wait_us / 1e6 / srv_s);
 	st->cli_cpu = (float)(cpu / wall);
