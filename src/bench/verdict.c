@@ -181,8 +181,17 @@ static void judge(const struct bench_report *r, const struct dir *d, struct benc
 		 mbs(e2e->rate), mbs(net->rate), r->remote.level, d->srv_what, sd, d->cli_what, cd,
 		 100 * net->srv_cpu, 100 * net->srv_wait, 100 * net->cli_cpu);
 	close_call(v, net->rate, s, c);
-	/* the slowest stage of the three limits the transfer */
-	if (s > 0 && s < net->rate && (c <= 0 || s <= c)) {
+	/* the slowest stage of the three limits the transfer; a server disk
+	 * measured while the box wanted more CPU than it got is its CPU's */
+	if (s > 0 && s < net->rate && (c <= 0 || s <= c) &&
+	    srv->srv_cpu + srv->srv_wait >= CPU_BOUND && srv->srv_wait >= 0.2) {
+		snprintf(v->stage, sizeof v->stage, "server CPU");
+		snprintf(v->suggest, sizeof v->suggest,
+			 "the module's disk %s %.1f MB/s while the server got %.0f %% of a core and "
+			 "waited %.0f %% of the time for more (a CPU quota, or other tasks on the box): "
+			 "more CPU for it", d->srv_what, mbs(s), 100 * srv->srv_cpu,
+			 100 * srv->srv_wait);
+	} else if (s > 0 && s < net->rate && (c <= 0 || s <= c)) {
 		snprintf(v->stage, sizeof v->stage, "server disk");
 		if (srv->cliff.found)
 			snprintf(v->suggest, sizeof v->suggest,

@@ -469,6 +469,26 @@ static void test_unknown(void **state)
 	free(r);
 }
 
+/* A server disk figure made while the box was held to a share of a core is
+ * the CPU's, not the disk's. */
+static void test_starved_disk(void **state)
+{
+	struct bench_report *r = remote_report();
+	struct bench_stage *sd = stage(r, "server_seq_write");
+
+	(void)state;
+	sd->rate = sd->cliff.sustained = 50e6;
+	sd->srv_cpu = 0.05f;
+	sd->srv_wait = 0.9f;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "server CPU");
+	assert_has(r->remote.up.suggest, "waited 90 % of the time for more");
+	sd->srv_wait = 0;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "server disk");
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_server_cpu_quota),
 		cmocka_unit_test(test_client_cpu),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_starved_disk),
 		cmocka_unit_test(test_unknown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
