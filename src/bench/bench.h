@@ -73,7 +73,7 @@ struct bench_stage {
 struct bench_verdict_line {
 	char stage[48];        /* "network", "server CPU (cipher)", "server disk", ... */
 	char figures[240];     /* the figures that show it */
-	char suggest[240];     /* what to change */
+	char suggest[400];     /* what to change */
 };
 
 struct bench_remote_info {
