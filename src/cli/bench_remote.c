@@ -294,6 +294,21 @@ static int network(struct run *x, int level)
 	return move(x, BSTEP_NET_DOWN, n, -1, name, label);
 }
 
+static void local_stage(struct bench_report *r, const char *name, const char *label,
+			const char *method, uint64_t bytes, double secs)
+{
+	struct bench_stage *st = bench_stage_add(r, name, label, BENCH_MBPS);
+
+	if (!st)
+		return;
+	st->rate = (double)bytes / secs;
+	st->seconds = secs;
+	st->bytes = bytes;
+	st->verdict = BENCH_UNVERIFIED;
+	st->rwnd_frac = st->sndbuf_frac = -1;
+	snprintf(st->method, sizeof st->method, "%s", method);
+}
+
 /* This side's test file: `size` bytes written and synced (client_write),
  * then read with the page cache dropped (client_read). */
 static int local_disk(struct run *x)
@@ -330,22 +345,8 @@ static int local_disk(struct run *x)
 	double tr = now() - t0;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	close(fd);
-	struct bench_stage *w = bench_stage_add(x->r, "client_write", "this machine: write", BENCH_MBPS);
-	struct bench_stage *r = bench_stage_add(x->r, "client_read", "this machine: read", BENCH_MBPS);
-	if (w && r) {
-		*w = (struct bench_stage){ .rate = (double)size / tw, .seconds = tw, .bytes = size,
-					   .unit = BENCH_MBPS, .verdict = BENCH_UNVERIFIED,
-					   .rwnd_frac = -1, .sndbuf_frac = -1 };
-		*r = (struct bench_stage){ .rate = (double)size / tr, .seconds = tr, .bytes = size,
-					   .unit = BENCH_MBPS, .verdict = BENCH_UNVERIFIED,
-					   .rwnd_frac = -1, .sndbuf_frac = -1 };
-		snprintf(w->name, sizeof w->name, "client_write");
-		snprintf(w->label, sizeof w->label, "this machine: write");
-		snprintf(w->method, sizeof w->method, "buffered+fdatasync");
-		snprintf(r->name, sizeof r->name, "client_read");
-		snprintf(r->label, sizeof r->label, "this machine: read");
-		snprintf(r->method, sizeof r->method, "fadvise DONTNEED");
-	}
+	local_stage(x->r, "client_write", "this machine: write", "buffered+fdatasync", size, tw);
+	local_stage(x->r, "client_read", "this machine: read", "fadvise DONTNEED", size, tr);
 	return 0;
 }
 

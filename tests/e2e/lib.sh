@@ -107,6 +107,25 @@ stop_server() {
 # url MODULE[/PATH]
 url() { echo "ferry://127.0.0.1:$PORT/$1"; }
 
+# start_ns [ENV=VALUE...]: the daemon on $T/ferry.conf inside the network
+# namespace $NS, listening on $B (the tests that make one: test_faults,
+# test_bench_verdict); sets SERVER_PID and PORT.
+start_ns() {
+  stop_server
+  [ -f "$T/server.log" ] && cat "$T/server.log" >> "$T/server.old.log"
+  : > "$T/server.log"
+  env "$@" FERRY_HOME="$T/serverhome" ip netns exec "$NS" $FERRY_SERVER serve \
+    --config "$T/ferry.conf" -v > /dev/null 2> "$T/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 1 200); do
+    PORT=$(sed -n "s/.*listening on ${B//./\\.}:\([0-9]*\).*/\1/p" "$T/server.log" | head -n1)
+    [ -n "$PORT" ] && return 0
+    sleep 0.02
+  done
+  cat "$T/server.log" >&2; fail "the daemon did not start in the namespace"
+}
+
+
 # ferry_c ARGS...: the client with the test's key and known-hosts file.
 ferry_c() {
   local cmd=$1; shift

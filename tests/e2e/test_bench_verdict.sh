@@ -49,20 +49,6 @@ trap 'exit 1' INT TERM
 
 write_config "[slow]" "path = $T/slow" "protection = none"
 sed -i "s|^path = $T/mod\$|path = $T/fast|; s/^listen = .*/listen = $B:0/" "$T/ferry.conf"
-start_ns() {
-  stop_server
-  [ -f "$T/server.log" ] && cat "$T/server.log" >> "$T/server.old.log"
-  : > "$T/server.log"
-  FERRY_HOME="$T/serverhome" ip netns exec "$NS" $FERRY_SERVER serve \
-    --config "$T/ferry.conf" -v > /dev/null 2> "$T/server.log" &
-  SERVER_PID=$!
-  for _ in $(seq 1 200); do
-    PORT=$(sed -n "s/.*listening on ${B//./\\.}:\([0-9]*\).*/\1/p" "$T/server.log" | head -n1)
-    [ -n "$PORT" ] && return 0
-    sleep 0.02
-  done
-  cat "$T/server.log" >&2; fail "the daemon did not start in the namespace"
-}
 # verdict MODULE: runs the bench; prints "UP|DOWN" limits, keeps the JSON
 verdict() {
   local out=$T/verdict.json

@@ -89,21 +89,6 @@ skew=$(( $(LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$T/mod/.faketime"
 [ "$skew" -ge 172700 ] && [ "$skew" -le 172900 ] || fail "libfaketime did not step the clock ($skew s)"
 echo "+0" > "$T/mod/.faketime"
 sed -i "s/^listen = .*/listen = $B:0/; /^\[global\]$/a timeout = $IO" "$T/ferry.conf"
-# start_ns [ENV=VALUE...]: the daemon in the namespace (PORT from its log)
-start_ns() {
-  stop_server
-  [ -f "$T/server.log" ] && cat "$T/server.log" >> "$T/server.old.log"
-  : > "$T/server.log"
-  env "$@" FERRY_HOME="$T/serverhome" ip netns exec "$NS" $FERRY_SERVER serve \
-    --config "$T/ferry.conf" -v > /dev/null 2> "$T/server.log" &
-  SERVER_PID=$!
-  for _ in $(seq 1 200); do
-    PORT=$(sed -n "s/.*listening on ${B//./\\.}:\([0-9]*\).*/\1/p" "$T/server.log" | head -n1)
-    [ -n "$PORT" ] && return 0
-    sleep 0.02
-  done
-  cat "$T/server.log" >&2; fail "the daemon did not start in the namespace"
-}
 nurl() { echo "ferry://$B:$PORT/$1"; }
 start_ns
 # ferry serve under `ip netns exec`: the pid is the daemon's (exec)
