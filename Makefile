@@ -45,7 +45,7 @@ clang: deps
 	@cmake --build build-clang -j$(JOBS) -- -s
 
 # libFuzzer harnesses, each run for FUZZ_SECONDS (a crash fails the target).
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 10
 fuzz: deps
 	@CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DFERRY_FUZZ=ON -DFERRY_SANITIZE=ON -DFERRY_TESTS=OFF $(CMAKE_Q)
 	@cmake --build build-fuzz -j$(JOBS) -- -s
@@ -59,10 +59,14 @@ CROSS_E2E ?= tree sparse delete interrupt protection escape auth deep evil_memor
 # run in the first (all-emulated) mode only: they exercise what the daemon
 # does with its disk, which the mixed modes repeat at 50 s each
 CROSS_ONE_MODE ?= sparse deep
+# mode:test pairs left out: where the emulated side is the client, the box's
+# jail (escape) is the native one the native suite tests; compress and
+# resume are about the two byte orders meeting, which the mixed modes cover
+CROSS_SKIP ?= emu-client:escape emulated:compress emulated:resume emulated:escape
 cross-mips: build
 	@FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
 	  FERRY_E2E_TESTS="$(foreach t,$(CROSS_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \
-	  FERRY_E2E_ONE_MODE="$(CROSS_ONE_MODE)" SNAP_QUICK=1 \
+	  FERRY_E2E_ONE_MODE="$(CROSS_ONE_MODE)" FERRY_E2E_SKIP="$(CROSS_SKIP)" SNAP_QUICK=1 \
 	  scripts/cross/check.sh mips
 
 # One real, fully written file of 4 GiB + 1 MiB pushed to the emulated MIPS
