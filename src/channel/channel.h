@@ -68,6 +68,10 @@ const char *chan_backend_name(void);               /* "libsodium" / "openssl" */
 /* 1 when this CPU has AES instructions the selected backend can use. */
 int chan_have_hw_aes(void);
 
+/* The Noise handshake hash (64 bytes), the same on both ends of this one
+ * session and on no other: pairing binds its PAKE to it (channel/pake.h). */
+const uint8_t *chan_handshake_hash(const struct channel *c);
+
 /* Default: PROT_ENCRYPT. Both sides must agree; set after the hellos. */
 void chan_set_data_protection(struct channel *c, enum protection p);
 /* I/O timeout for every later wait; 0 = none. It is not an idle timer that

@@ -76,7 +76,5 @@ size_t rec_size(enum protection prot, const uint8_t *buf);
 /* Tests only: rekey every n messages in channels created afterwards (0 =
  * CHAN_REKEY_INTERVAL). Both ends must use the same value. */
 void chan_test_set_rekey_interval(uint64_t n);
-/* The Noise handshake hash (channel binding), NOISE_HASHLEN bytes. */
-const uint8_t *chan_handshake_hash(const struct channel *c);
 
 #endif

@@ -43,6 +43,8 @@ const char *msg_type_name(uint8_t type)
 	case MSG_VERIFY: return "VERIFY";
 	case MSG_VERIFY_BAD: return "VERIFY_BAD";
 	case MSG_VERIFY_STATUS: return "VERIFY_STATUS";
+	case MSG_PAKE: return "PAKE";
+	case MSG_PAKE_TAG: return "PAKE_TAG";
 	case MSG_WANT: return "WANT";
 	case MSG_DECIDED: return "DECIDED";
 	case MSG_CHANGE: return "CHANGE";
@@ -267,7 +269,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		rd_str(r, m->u.request.backup_dir, MSG_MAX_PATH);
 		rd_str(r, m->u.request.suffix, MSG_MAX_NAME);
 		rd_str(r, m->u.request.chmod, MSG_MAX_NAME);
-		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_VERIFY ||
+		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_PAIR ||
 		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
 			r->err = -EBADMSG;
 		break;
@@ -415,6 +417,13 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.verify.restart = rd_u8(r);
 		if (m->u.verify.restart > 1 || m->u.verify.if_older > (uint64_t)INT64_MAX)
 			r->err = -EBADMSG;
+		break;
+	case MSG_PAKE:
+		rd_bytes(r, m->u.pake.share, MSG_PAKE_SHARE_LEN);
+		break;
+	case MSG_PAKE_TAG:
+		rd_bytes(r, m->u.pake_tag.tag, MSG_PAKE_TAG_LEN);
+		rd_str(r, m->u.pake_tag.module, MSG_MAX_NAME);
 		break;
 	case MSG_VERIFY_BAD:
 		rd_str(r, m->u.verify_bad.where, MSG_MAX_NAME);
@@ -630,6 +639,13 @@ static void wr_fields(struct wr *w, const struct msg *m)
 	case MSG_VERIFY:
 		wr_u64(w, m->u.verify.if_older);
 		wr_u8(w, m->u.verify.restart);
+		break;
+	case MSG_PAKE:
+		wr_bytes(w, m->u.pake.share, MSG_PAKE_SHARE_LEN);
+		break;
+	case MSG_PAKE_TAG:
+		wr_bytes(w, m->u.pake_tag.tag, MSG_PAKE_TAG_LEN);
+		wr_str(w, m->u.pake_tag.module);
 		break;
 	case MSG_VERIFY_BAD:
 		wr_str(w, m->u.verify_bad.where);

@@ -80,6 +80,7 @@ enum msg_type {
 	MSG_REFINE = 0x3b, MSG_REFINE_END = 0x3c,
 	MSG_BENCH = 0x50, MSG_BENCH_DONE = 0x51, MSG_BENCH_STAGE = 0x52,
 	MSG_VERIFY = 0x53, MSG_VERIFY_BAD = 0x54, MSG_VERIFY_STATUS = 0x55,
+	MSG_PAKE = 0x56, MSG_PAKE_TAG = 0x57,
 	MSG_ERROR = 0x40,
 };
 
@@ -88,7 +89,7 @@ enum msg_type {
 #define ACC_COMPRESS_AUTO 0x02u /* with ACC_COMPRESS: only while the link is slower than the compressor */
 #define ACC_KNOWN     0x03u
 
-enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5 };
+enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP_PAIR = 6 };
 
 /* REQUEST flags: what the client asks of the transfer. */
 #define REQ_DELETE    0x01u   /* --delete: the receiver removes what the sender lacks */
@@ -318,6 +319,17 @@ struct m_verify_status {
 	uint64_t files, bytes, bad, unhashed, skipped, ms;
 };
 
+/* ferry pair (PROTOCOL.md section 11): the CPace shares, then the
+ * confirmation tags, the client's first; the box's names the module that
+ * now authorizes the client's key. */
+#define MSG_PAKE_SHARE_LEN 32u
+#define MSG_PAKE_TAG_LEN 64u
+struct m_pake { uint8_t share[MSG_PAKE_SHARE_LEN]; };
+struct m_pake_tag {
+	uint8_t tag[MSG_PAKE_TAG_LEN];
+	char module[MSG_MAX_NAME + 1];   /* "" from the client */
+};
+
 struct msg {
 	uint8_t type;
 	union {
@@ -349,6 +361,8 @@ struct msg {
 		struct m_verify verify;
 		struct m_verify_bad verify_bad;
 		struct m_verify_status verify_status;
+		struct m_pake pake;
+		struct m_pake_tag pake_tag;
 	} u;
 };
 
