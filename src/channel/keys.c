@@ -419,3 +419,73 @@ int known_hosts_add(const char *path, const char *host, const uint8_t pub[KEY_LE
 		rc = err_sys(-errno, "close %s", path);
 	return rc;
 }
+
+/* The old file's bytes, then the new line (a missing final '\n' added). */
+static int copy_then_add(int in, int out, const char *line, const char *path)
+{
+	char buf[8192];
+	ssize_t n;
+	char last = '\n';
+	int rc = 0;
+
+	while (in >= 0 && (n = read(in, buf, sizeof buf)) > 0) {
+		if ((rc = write_all(out, buf, (size_t)n)) < 0)
+			return err_sys(rc, "write %s", path);
+		last = buf[n - 1];
+	}
+	if (in >= 0 && n < 0)
+		return err_sys(-errno, "read %s", path);
+	if (last != '\n' && (rc = write_all(out, "\n", 1)) < 0)
+		return err_sys(rc, "write %s", path);
+	if ((rc = write_all(out, line, strlen(line))) < 0)
+		return err_sys(rc, "write %s", path);
+	return fsync(out) == 0 ? 0 : err_sys(-errno, "fsync %s", path);
+}
+
+int keys_authorize_add(const char *path, const uint8_t pub[KEY_LEN], const char *comment)
+{
+	char b64[KEY_B64_LEN + 1], line[600], tmp[4200];
+	struct stat st = { .st_mode = 0644 };
+	int rc = keys_authorized(path, pub);
+
+	if (rc == -ENOENT || (rc < 0 && access(path, F_OK) != 0))
+		rc = 0;   /* a file not made yet is an empty list */
+	if (rc != 0)
+		return rc;   /* 1: listed already */
+	if (strpbrk(comment, "\r\n"))
+		return err_set(-EINVAL, "a key's comment is one line");
+	key_to_base64(pub, b64);
+	snprintf(line, sizeof line, "%s %.500s\n", b64, comment);
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.new-XXXXXX", path) >= sizeof tmp)
+		return err_set(-ENAMETOOLONG, "%s: path too long", path);
+	int in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0 && errno != ENOENT)
+		return err_sys(-errno, "cannot open %s", path);
+	if (in >= 0 && fstat(in, &st) < 0) {
+		rc = err_sys(-errno, "stat %s", path);
+		close(in);
+		return rc;
+	}
+	int out = mkostemp(tmp, O_CLOEXEC);
+	if (out < 0) {
+		rc = err_sys(-errno, "cannot create %s", tmp);
+		if (in >= 0)
+			close(in);
+		return rc;
+	}
+	/* the same mode and owner as the list it replaces: the daemon reads it */
+	if (fchmod(out, st.st_mode & 07777) < 0 ||
+	    (in >= 0 && fchown(out, st.st_uid, st.st_gid) < 0 && errno != EPERM))
+		rc = err_sys(-errno, "cannot give %s the mode and owner of %s", tmp, path);
+	if (rc == 0)
+		rc = copy_then_add(in, out, line, path);
+	if (in >= 0)
+		close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = err_sys(-errno, "close %s", tmp);
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = err_sys(-errno, "rename %s to %s", tmp, path);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}

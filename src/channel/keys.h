@@ -41,6 +41,12 @@ void key_fingerprint(const uint8_t pub[KEY_LEN], char out[KEY_FPR_LEN]);
  * line is an error naming file:line). */
 int keys_authorized(const char *path, const uint8_t pub[KEY_LEN]);
 
+/* Adds "BASE64 comment" to an authorized-keys file (ferry pair): the file
+ * is written again under a temporary name, synced and renamed, with its
+ * mode and owner, so a crash leaves the old list or the new one. Returns 0
+ * when added, 1 when the key was listed already, <0 on error. */
+int keys_authorize_add(const char *path, const uint8_t pub[KEY_LEN], const char *comment);
+
 enum known_host { KNOWN_HOST_OK = 0, KNOWN_HOST_UNKNOWN = 1, KNOWN_HOST_CHANGED = 2 };
 /* known-hosts file: one "HOST BASE64 [comment]" per line (HOST as the user
  * typed it, with ":PORT" when not the default port). A missing file means

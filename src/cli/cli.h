@@ -30,10 +30,15 @@ int cmd_known_hosts(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_admin(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_pair(int argc, char **argv);
 
 /* ferry's own directory: $FERRY_HOME, else $XDG_CONFIG_HOME/ferry, else
  * ~/.config/ferry. Writes "dir/name" into out. */
 int ferry_path(char *out, size_t cap, const char *name);
+/* The daemon's host key when the config names none (beside the config file
+ * if one is there, else in ferry's directory), and the pair socket's. */
+int default_host_key(const char *config, char *out, size_t cap);
+int default_pair_socket(const char *host_key, char *out, size_t cap);
 /* Creates ferry's directory (0700) if missing. */
 int ferry_dir_ensure(void);
 

@@ -182,7 +182,7 @@ static int check_host(const struct remote *r, const struct client_opts *o, const
 			o->known_hosts ? kh : "");
 		return EXIT_HOSTKEY;
 	}
-	if (rc == KNOWN_HOST_OK)
+	if (rc == KNOWN_HOST_OK || o->pairing)
 		return 0;
 	if (!o->accept_new && !(isatty(STDIN_FILENO) && ask_yes(r->display, fpr))) {
 		die_msg("host %s is not known (key %s): refusing without confirmation; use "
@@ -236,6 +236,8 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 		return rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PROTOCOL;
 	}
 	chan_set_timeout(*ch, o->timeout_ms);
+	if (o->host_pub)
+		memcpy(o->host_pub, peer.pub, KEY_LEN);
 	if ((rc = check_host(r, o, peer.pub)) != 0) {
 		chan_free(*ch);
 		*ch = NULL;

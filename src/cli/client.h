@@ -22,6 +22,10 @@ struct client_opts {
 	int family;                /* -4 / -6: 4 or 6; 0 = either */
 	int compress_level;        /* -z: what this side compresses with; 0 = the default */
 	const struct xfilter *filter;   /* sent after the REQUEST when it has REQ_FILTER */
+	/* ferry pair: an unknown host key is not asked about or added (the code
+	 * proves it; the caller pins it after); a changed one is still refused */
+	int pairing;
+	uint8_t *host_pub;         /* when set: the server's key, KEY_LEN bytes */
 };
 
 /* Connects and authenticates; on success c->ch is set and the server's

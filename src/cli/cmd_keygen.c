@@ -53,8 +53,10 @@ int cmd_keygen(int argc, char **argv)
 	key_to_base64(kp.pub, b64);
 	key_fingerprint(kp.pub, fpr);
 	keys_wipe(&kp);
-	fprintf(stderr, "ferry: wrote %s (private, 0600) and %s.pub\nfingerprint %s\n", path, path,
-		fpr);
+	fprintf(stderr, "ferry: wrote %s (private, 0600) and %s.pub\nfingerprint %s\n"
+		"Next: on the box, 'ferry pair MODULE' shows a one-time code; here, 'ferry pair HOST "
+		"CODE'%s%s\n(or add the line below to the module's authorized keys file yourself)\n",
+		path, path, fpr, file ? " --identity " : "", file ? path : "");
 	printf("%s %s\n", b64, cmt ? cmt : comment);
 	return EXIT_OK;
 }

@@ -69,23 +69,6 @@ static int check_keys(const struct serve_args *a, const struct ferry_config *cfg
 	return 0;
 }
 
-/* One default for `ferry serve DIR` and `ferry serve --config FILE`, so that
- * moving from one to the other keeps the host key (clients would otherwise
- * see it CHANGED): host_key in ferry's directory. A host_key next to the
- * config file, where older versions put it, is still used. */
-static int default_host_key(const struct serve_args *a, char *out, size_t cap)
-{
-	const char *slash = a->config ? strrchr(a->config, '/') : NULL;
-
-	if (a->config) {
-		int n = slash ? snprintf(out, cap, "%.*s/host_key", (int)(slash - a->config), a->config)
-			      : snprintf(out, cap, "host_key");
-		if (n > 0 && (size_t)n < cap && access(out, F_OK) == 0)
-			return 0;
-	}
-	return ferry_path(out, cap, "host_key");
-}
-
 /* Defaults that live in ferry's directory, then command-line overrides. */
 static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 {
@@ -101,8 +84,12 @@ static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 		rc = set_str(&cfg->global.listen, a->listen);
 	if (rc == 0 && a->host_key)
 		rc = set_str(&cfg->global.host_key, a->host_key);
-	if (rc == 0 && !cfg->global.host_key && (rc = default_host_key(a, path, sizeof path)) == 0)
+	if (rc == 0 && !cfg->global.host_key &&
+	    (rc = default_host_key(a->config, path, sizeof path)) == 0)
 		rc = set_str(&cfg->global.host_key, path);
+	if (rc == 0 && !cfg->global.pair_socket &&
+	    (rc = default_pair_socket(cfg->global.host_key, path, sizeof path)) == 0)
+		rc = set_str(&cfg->global.pair_socket, path);
 	const char *keys = a->authorized_keys;
 	if (!keys && !old_keys && !a->config && ferry_path(path, sizeof path, "authorized_keys") == 0)
 		keys = path;

@@ -366,8 +366,8 @@ static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr
 	 * counts from when the wait starts, which is now. */
 	chan_set_timeout(ch, ms_left(deadline));
 	struct auth_ctx ac = { .fd = status_fd, .ch = ch, .g = &d->cfg.global };
-	struct server_ctx sc = { .cfg = &d->cfg, .peer = peer, .on_auth = on_auth, .ctx = &ac,
-				 .sandbox = &d->sandbox };
+	struct server_ctx sc = { .cfg = &d->cfg, .peer = peer, .addr = addr, .on_auth = on_auth,
+				 .ctx = &ac, .sandbox = &d->sandbox };
 	writer_opts_default(&sc.writer);
 	rc = server_session(ch, &sc);
 	if (ac.fd >= 0)

@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "util/err.h"
@@ -62,4 +64,35 @@ void die_msg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* One default for `ferry serve DIR` and `ferry serve --config FILE`, so that
+ * moving from one to the other keeps the host key (clients would otherwise
+ * see it CHANGED): host_key in ferry's directory. A host_key next to the
+ * config file, where older versions put it, is still used. */
+int default_host_key(const char *config, char *out, size_t cap)
+{
+	const char *slash = config ? strrchr(config, '/') : NULL;
+
+	if (config) {
+		int n = slash ? snprintf(out, cap, "%.*s/host_key", (int)(slash - config), config)
+			      : snprintf(out, cap, "host_key");
+		if (n > 0 && (size_t)n < cap && access(out, F_OK) == 0)
+			return 0;
+	}
+	return ferry_path(out, cap, "host_key");
+}
+
+/* pair.sock beside the host key: a directory the daemon can reach and
+ * `ferry pair` (run by whoever made that key) can write. */
+int default_pair_socket(const char *host_key, char *out, size_t cap)
+{
+	const char *slash = strrchr(host_key, '/');
+	int n = slash ? snprintf(out, cap, "%.*s/pair.sock", (int)(slash - host_key), host_key)
+		      : snprintf(out, cap, "pair.sock");
+
+	if (n <= 0 || (size_t)n >= cap || (size_t)n >= 108)
+		return err_set(-ENAMETOOLONG, "pair socket %s: path too long for a unix socket "
+			       "(set 'pair socket =' in [global])", out);
+	return 0;
 }

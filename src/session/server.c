@@ -14,6 +14,7 @@
 #include "proto/msg.h"
 #include "session/benchsrv.h"
 #include "session/conn.h"
+#include "session/pairsrv.h"
 #include "session/receiver.h"
 #include "session/sender.h"
 #include "session/snapshots.h"
@@ -332,6 +333,14 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	rc = conn_recv(&c, m);
 	if (rc == 0 && m->type != MSG_REQUEST)
 		rc = err_set(-EBADMSG, "protocol: expected REQUEST, got %s", msg_type_name(m->type));
+	/* a key no module knows yet, with the box's one-time code */
+	if (rc == 0 && m->u.request.op == OP_PAIR) {
+		rc = pairsrv_run(&c, sc, &m->u.request);
+		if (rc < 0)
+			conn_fail(&c, rc == -EBADMSG ? REF_PROTOCOL : REF_INTERNAL, err_msg());
+		free(m);
+		return rc;
+	}
 	char sel[SNAP_NAME_MAX];
 	int has_sel = 0, list_snaps = 0;
 	if (rc == 0 && (has_sel = snap_split(m->u.request.module, sel)) < 0)

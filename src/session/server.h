@@ -14,6 +14,7 @@
 struct server_ctx {
 	const struct ferry_config *cfg;
 	const struct chan_peer *peer;   /* the client's authenticated static key */
+	const char *addr;               /* the client's address, for the box's logs */
 	struct writer_opts writer;
 	/* Told once whether the client's key was accepted for the module (the
 	 * daemon counts unauthenticated connections and failing addresses). */

@@ -33,7 +33,7 @@ enum scope { S_GLOBAL = 1, S_MODULE = 2 };
 
 enum key_id {
 	K_LISTEN, K_MAX_CONN, K_MAX_UNAUTH, K_BWLIMIT, K_NICE, K_IONICE, K_LOG,
-	K_HOST_KEY, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
+	K_HOST_KEY, K_PAIR_SOCKET, K_AUTH_KEYS, K_HS_TIMEOUT, K_MAX_UNAUTH_ADDR, K_TIMEOUT, K_STALE, K_STALE_PART,
 	K_PATH, K_COMMENT, K_READ_ONLY, K_PROTECTION, K_COMPRESS, K_EXCLUDE, K_EXCLUDE_FROM, K_FAKE_SUPER,
 	K_SNAPSHOTS, K_BENCH, K_VERIFY, K_APPEND_ONLY, K_KEEP_LAST, K_KEEP_HOURLY, K_KEEP_DAILY, K_KEEP_WEEKLY,
 	K_KEEP_MONTHLY, K_KEEP_YEARLY, K_KEEP_WITHIN, K_PROTECT_WITHIN,
@@ -53,6 +53,7 @@ static const struct {
 	{ "ionice",             K_IONICE,     S_GLOBAL },
 	{ "log",                K_LOG,        S_GLOBAL },
 	{ "host key",           K_HOST_KEY,   S_GLOBAL },
+	{ "pair socket",        K_PAIR_SOCKET, S_GLOBAL },
 	{ "authorized keys",    K_AUTH_KEYS,  S_GLOBAL | S_MODULE },
 	{ "handshake timeout",  K_HS_TIMEOUT, S_GLOBAL },
 	{ "max unauthenticated per address", K_MAX_UNAUTH_ADDR, S_GLOBAL },
@@ -495,6 +496,12 @@ static int set_key(struct pstate *p, char *line)
 		if (!*val)
 			return perr(p, "host key: empty file name", NULL);
 		return set_str(&g->host_key, val, p);
+	case K_PAIR_SOCKET:
+		if (*val != '/')
+			return perr(p, "pair socket: expected an absolute path: ", val);
+		if (strlen(val) >= 108)   /* sun_path */
+			return perr(p, "pair socket: path too long for a unix socket: ", val);
+		return set_str(&g->pair_socket, val, p);
 	case K_AUTH_KEYS:
 		if (!*val)
 			return perr(p, "authorized keys: empty file name", NULL);
@@ -790,6 +797,7 @@ void config_free(struct ferry_config *c)
 	free(g->listen);
 	free(g->log);
 	free(g->host_key);
+	free(g->pair_socket);
 	free(g->authorized_keys);
 	free(g->user);
 	memset(c, 0, sizeof *c);

@@ -62,6 +62,8 @@ struct global_cfg {
 	int io_timeout;           /* "timeout": seconds per record afterwards, default 300 */
 	long stale_age;           /* "stale temporaries": seconds, default 24 h; 0 = no sweep */
 	long partial_age;         /* "stale partials" (resume): seconds, default 7 days; 0 = kept */
+	char *pair_socket;        /* "pair socket": where `ferry pair MODULE` waits; default
+				   * pair.sock beside the host key (cli/paths.c) */
 	char *user;               /* "user =": the daemon drops to it after binding; NULL = stays */
 	uid_t uid;                /* its uid, */
 	gid_t gid;                /* and "group =" or else the user's primary group */

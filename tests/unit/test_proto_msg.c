@@ -283,7 +283,10 @@ static void test_refuses_bad_values(void **state)
 	m.u.request.op = OP_VERIFY;
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
-	m.u.request.op = OP_VERIFY + 1;
+	m.u.request.op = OP_PAIR;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	m.u.request.op = OP_PAIR + 1;
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
 
@@ -318,6 +321,25 @@ static void test_refuses_bad_values(void **state)
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
 	assert_memory_equal(back.u.verify_bad.path, m.u.verify_bad.path, MSG_MAX_PATH + 1);
+
+	/* PAKE: exactly a share; PAKE_TAG: a tag and a module name; cut short fails */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_PAKE;
+	memset(m.u.pake.share, 0xab, MSG_PAKE_SHARE_LEN);
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(n, 1 + MSG_PAKE_SHARE_LEN);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_memory_equal(back.u.pake.share, m.u.pake.share, MSG_PAKE_SHARE_LEN);
+	assert_int_equal(msg_decode(buf, (size_t)n - 1, &back), -EBADMSG);
+	memset(&m, 0, sizeof m);
+	m.type = MSG_PAKE_TAG;
+	memset(m.u.pake_tag.tag, 0xcd, MSG_PAKE_TAG_LEN);
+	strcpy(m.u.pake_tag.module, "backup");
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_memory_equal(back.u.pake_tag.tag, m.u.pake_tag.tag, MSG_PAKE_TAG_LEN);
+	assert_string_equal(back.u.pake_tag.module, "backup");
+	assert_int_equal(msg_decode(buf, 40, &back), -EBADMSG);
 
 	/* BENCH: steps 1 .. BSTEP_LAST, bytes that fit an int64 */
 	memset(&m, 0, sizeof m);
