@@ -73,12 +73,38 @@ size_t pake_generator_string(const uint8_t *prs, size_t prs_len, const uint8_t *
 	return b.bad ? 0 : b.n;
 }
 
+#ifndef FERRY_HAVE_PAKE
+/* libsodium --enable-minimal has no ristretto255: pairing is built out. */
+static int no_ristretto(unsigned char *out, const unsigned char *a, const unsigned char *b)
+{
+	(void)a;
+	(void)b;
+	memset(out, 0, 32);
+	return -1;
+}
+#define crypto_core_ristretto255_from_hash(g, h) no_ristretto((g), (h), NULL)
+#define crypto_core_ristretto255_scalar_random(y) no_ristretto((y), NULL, NULL)
+#define crypto_scalarmult_ristretto255(q, n, p) no_ristretto((q), (n), (p))
+#endif
+
+int pake_available(void)
+{
+#ifdef FERRY_HAVE_PAKE
+	return 1;
+#else
+	return 0;
+#endif
+}
+
 int pake_start(struct pake *p, int initiator, const uint8_t *prs, size_t prs_len,
 	       const uint8_t *ci, size_t ci_len, const uint8_t *sid, size_t sid_len,
 	       const uint8_t *y)
 {
 	uint8_t gs[3 * S_IN_BYTES + PAKE_MAX_CI + PAKE_MAX_SID], h[64], g[32];
 
+	if (!pake_available())
+		return err_set(-ENOTSUP, "this ferry was built without pairing: its libsodium is a "
+			       "minimal build, without ristretto255");
 	if (sodium_init() < 0)
 		return err_set(-EIO, "libsodium cannot be initialized");
 	if (prs_len > PAKE_MAX_PRS || ci_len > PAKE_MAX_CI || sid_len > PAKE_MAX_SID)

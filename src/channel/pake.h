@@ -44,6 +44,10 @@ struct pake {
 	size_t ad_len[2];
 };
 
+/* 0 when this build has no pairing (a libsodium built --enable-minimal,
+ * as OpenWrt's default, has no ristretto255); pake_start says so. */
+int pake_available(void);
+
 /* Computes the generator from prs (the code), ci and sid and this side's
  * share (p->mine). y fixes the scalar (test vectors only); NULL = random.
  * -EINVAL on sizes beyond the limits above. */

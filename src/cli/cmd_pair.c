@@ -147,6 +147,9 @@ static int pair_client(const char *arg, const char *typed, struct client_opts *c
 	struct conn c = { 0 };
 	int rc;
 
+	if (!pake_available())
+		return die_msg("pair: this ferry was built without pairing (its libsodium is a "
+			       "minimal build, without ristretto255)"), EXIT_LOCAL;
 	if (pake_code_read(typed, code) < 0)
 		return die_msg("pair: %s", err_msg()), EXIT_USAGE;
 	if (pair_remote(arg, port ? port : FERRY_DEFAULT_PORT, &r) < 0)

@@ -266,6 +266,9 @@ int pair_box(const char *config, const char *module, long valid_s)
 	char code[PAKE_CODE_BUF];
 	int rc;
 
+	if (!pake_available())
+		return die_msg("pair: this ferry was built without pairing (its libsodium is a "
+			       "minimal build, without ristretto255)"), EXIT_LOCAL;
 	if (config_load(config, &cfg) < 0)
 		return die_msg("%s", err_msg()), EXIT_USAGE;
 	b.mod = config_module(&cfg, module);

@@ -215,6 +215,11 @@ out:
 int pairsrv_run(struct conn *c, const struct server_ctx *sc, const struct m_request *rq)
 {
 	const char *path = sc->cfg->global.pair_socket;
+
+	if (!pake_available())
+		return refuse_pair(c, sc, 0, "this box's ferry was built without pairing (its "
+				   "libsodium is a minimal build); add the key to the module's "
+				   "authorized keys by hand");
 	int fd = box_connect(path);
 
 	if (fd < 0) {
