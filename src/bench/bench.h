@@ -160,6 +160,13 @@ int bench_disk_run(const char *path, const struct bench_opts *o, struct bench_re
  * it in the report. */
 int bench_disk_run_at(int dirfd, const char *shown, const struct bench_opts *o,
 		      struct bench_report *r);
+/* A read-only module's disk: the sequential read alone, of the largest
+ * file found (a bounded walk below dirfd, skipping ferry's own .ferry-*
+ * names), up to o->size (default BENCH_DEFAULT_SIZE), page cache bypassed.
+ * Nothing is written. -ENOENT (message set) when no file of 1 MiB or more
+ * is there. */
+int bench_disk_read_existing_at(int dirfd, const char *shown, const struct bench_opts *o,
+				struct bench_report *r);
 /* Every cipher x backend x protection level ferry can use here, one record
  * size, one core. 0, -EINTR or <0. */
 int bench_crypto_run(const struct bench_opts *o, struct bench_report *r);

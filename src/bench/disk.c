@@ -94,7 +94,7 @@ static void remove_dir(int parent, const char *name, int fd)
 	unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-static void fill_target(const struct disk_ctx *c, const char *shown, struct bench_target *t)
+void disk_fill_target(const struct disk_ctx *c, const char *shown, struct bench_target *t)
 {
 	snprintf(t->path, sizeof t->path, "%s", shown);
 	snprintf(t->fstype, sizeof t->fstype, "%s", c->dev.fstype);
@@ -146,7 +146,7 @@ int bench_disk_run_at(int dirfd, const char *shown, const struct bench_opts *o,
 	disk_rng_seed(&c);
 	if ((rc = blkdev_probe(dirfd, &c.dev)) < 0)
 		return err_wrap(rc, "%s", shown);
-	fill_target(&c, shown, &r->target);
+	disk_fill_target(&c, shown, &r->target);
 	if ((rc = choose_size(dirfd, shown, o->size, &r->target)) < 0)
 		return rc;
 	c.size = r->target.size;

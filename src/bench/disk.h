@@ -18,6 +18,7 @@
 
 struct disk_ctx {
 	int dirfd;                   /* the run's private directory */
+	const char *seq_name;        /* NULL: DISK_SEQ_NAME; else an existing file read in place */
 	const struct bench_opts *o;
 	struct blkdev dev;
 	uint8_t *buf;                /* DISK_BLOCK bytes, page-aligned (O_DIRECT), random */
@@ -37,6 +38,9 @@ int disk_seq_write(struct disk_ctx *c, double budget, struct bench_stage *st);
 int disk_seq_read(struct disk_ctx *c, double budget, struct bench_stage *st);
 int disk_rand_write(struct disk_ctx *c, double budget, struct bench_stage *st);
 int disk_small_files(struct disk_ctx *c, double budget, struct bench_stage *st);
+
+/* The report's description of what was measured (path, file system, device). */
+void disk_fill_target(const struct disk_ctx *c, const char *shown, struct bench_target *t);
 
 void disk_rng_seed(struct disk_ctx *c);
 uint64_t disk_rng(struct disk_ctx *c);

@@ -17,13 +17,16 @@
  * the first write. */
 static int open_seq(struct disk_ctx *c, int flags)
 {
+	const char *name = c->seq_name ? c->seq_name : DISK_SEQ_NAME;
 	int fd = -1;
 
+	if (c->seq_name)
+		flags |= O_NOFOLLOW;   /* a module's file: never through a link */
 	if (c->direct)
-		fd = openat(c->dirfd, DISK_SEQ_NAME, flags | O_DIRECT | O_CLOEXEC, 0600);
+		fd = openat(c->dirfd, name, flags | O_DIRECT | O_CLOEXEC, 0600);
 	if (fd < 0 && (!c->direct || errno == EINVAL)) {
 		c->direct = 0;
-		fd = openat(c->dirfd, DISK_SEQ_NAME, flags | O_CLOEXEC, 0600);
+		fd = openat(c->dirfd, name, flags | O_CLOEXEC, 0600);
 	}
 	if (fd < 0)
 		return err_sys(-errno, "bench file");

@@ -365,7 +365,9 @@ static int disk_and_e2e(struct run *x)
 	snprintf(x->r->remote.server_disk, sizeof x->r->remote.server_disk, "%s%s",
 		 d.status == BENCH_OK ? "" : "not measured: ", peer_quote(q, sizeof q, d.note));
 	if (d.status != BENCH_OK)
-		return 0;   /* a read-only module: no file goes there either */
+		return 0;   /* no disk figure: no file goes there either */
+	if (!bench_stage_find(x->r, "server_seq_write"))
+		return 0;   /* a read-only module: its read test only, nothing uploaded */
 	/* the box's CPU over its disk run: a disk figure it made while starved
 	 * of CPU says more about the CPU (bench/verdict.c) */
 	double secs = d.ns ? (double)d.ns / 1e9 : 0;

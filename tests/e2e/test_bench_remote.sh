@@ -84,10 +84,32 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 names = [s["name"] for s in d["stages"]]
 assert "net_up_encrypt" in names and not any(n.startswith("server_") or n.startswith("e2e") for n in names), names
-assert d["remote"]["server_disk"].startswith("not measured: a read-only module"), d["remote"]["server_disk"]
+assert d["remote"]["server_disk"].startswith("not measured: a read-only module without a file"), d["remote"]["server_disk"]
 assert d["remote"]["upload"]["limit"] == "unknown"
 PY
 [ -z "$(ls -A "$T/ro")" ] || fail "files in the read-only module"
+
+note "a read-only module with files: the read test alone, of the largest, nothing written"
+mkdir -p "$T/ro/sub"
+head -c 3000000 /dev/urandom > "$T/ro/small.bin"
+head -c 6000000 /dev/urandom > "$T/ro/sub/big.bin"
+ln -s /etc/passwd "$T/ro/link"
+(cd "$T/ro" && find . -exec stat -c '%n %s %Y %i' {} + | sort) > "$T/ro.before"
+expect_rc 0 bench --json --size 4M "$(url ro)"
+python3 - "$T/last.out" << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+st = {s["name"]: s for s in d["stages"]}
+assert "server_seq_read" in st and "server_seq_write" not in st, list(st)
+assert not any(n.startswith("e2e") for n in st), list(st)
+r = st["server_seq_read"]
+assert r["bytes"] == 4 << 20 and r["rate"] > 0, r
+assert r["note"].startswith("an existing file of 5 MiB (read-only module)"), r
+assert not d["remote"]["server_disk"].startswith("not measured"), d["remote"]["server_disk"]
+PY
+(cd "$T/ro" && find . -exec stat -c '%n %s %Y %i' {} + | sort) > "$T/ro.after"
+cmp -s "$T/ro.before" "$T/ro.after" || { diff "$T/ro.before" "$T/ro.after"; fail "the read-only module changed"; }
+rm -rf "$T/ro"/* "$T/ro/link" 2> /dev/null || true
 
 note "a module that requires encrypt: none and integrity skipped, encrypt measured"
 expect_rc 0 bench --json "$(url strict)"

@@ -15,11 +15,16 @@
 #                 (libfaketime, rereading a file that the module's "exclude"
 #                 keeps out of every transfer; monotonic time is untouched, as
 #                 in a real step)
+# A third of the pushes (not enospc's) go to a module that keeps snapshots
+# (delta, keep last = 4), which starts each run from OLD by a clean push.
 # After each: every file is byte for byte its old or its new version, never
 # mixed; no temporary lies outside the documented partial area
 # (.ferry-part.NAME); the daemon serves the next client within 2 s; the
 # client's exit code and message name the cause; and the same transfer run
-# again without a fault completes and leaves exactly the new tree.
+# again without a fault completes and leaves exactly the new tree. For the
+# snapshot module also: every snapshot it lists restores (a pull of
+# MODULE@SNAP) to exactly OLD or exactly NEW, after the fault and after the
+# rerun, and ferry admin verify finds every stored file intact.
 #
 #   FAULT_RUNS=100 (make faults, about 8 minutes); make check runs 14 (two of
 #   each kind; 7 in the sanitizer build). FAULT_SEED picks the sequence
@@ -44,7 +49,7 @@ if [ "${FERRY_SANITIZED:-}" = 1 ] || grep -q AddressSanitizer "$FERRY" 2> /dev/n
 fi
 FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 2> /dev/null | head -n1)
 [ -n "$FAKETIME_LIB" ] || fail "libfaketime is needed for clock-step (make deps installs faketime)"
-declare -A RAN OK MID
+declare -A RAN OK MID SNAPS RANS
 chmod 755 "$T"
 echo "faults: $RUNS runs, FAULT_SEED=$SEED"
 
@@ -81,7 +86,9 @@ done
 # client's --bwlimit paces what it sends, not what it receives)
 write_config "exclude = /.faketime" "[small]" "path = $T/small" "protection = none" \
   "[pw]" "path = $T/mod" "bwlimit = 4M" "exclude = /.faketime" \
-  "[pd]" "path = $T/mod" "bwlimit = 512K" "exclude = /.faketime"
+  "[pd]" "path = $T/mod" "bwlimit = 512K" "exclude = /.faketime" \
+  "[s]" "path = $T/smod" "snapshots = yes" "keep last = 4"
+mkdir -p "$T/smod"
 echo "+2d" > "$T/mod/.faketime"
 # the mechanism works here: a process under it sees the step when the file says so
 skew=$(( $(LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$T/mod/.faketime" FAKETIME_NO_CACHE=1 \
@@ -92,12 +99,13 @@ sed -i "s/^listen = .*/listen = $B:0/; /^\[global\]$/a timeout = $IO" "$T/ferry.
 nurl() { echo "ferry://$B:$PORT/$1"; }
 start_ns
 # ferry serve under `ip netns exec`: the pid is the daemon's (exec)
+ferry_c push -r "$T/old/" "$(nurl s/)" > /dev/null 2> "$T/re.err" || { cat "$T/re.err"; fail "first push to the snapshot module"; }
 
 # check_tree DIR WHY: every file is its old or its new version
 check_tree() {
   local dir=$1 why=$2 f got
-  (cd "$dir" && find . -type f ! -name '.ferry-part.*' ! -name .fill ! -name .faketime -exec sha256sum {} + |
-    sort -k2) > "$T/got.sums"
+  (cd "$dir" && find . -path ./.ferry-history -prune -o -type f ! -name '.ferry-part.*' ! -name .fill \
+    ! -name .faketime -exec sha256sum {} + | sort -k2) > "$T/got.sums"
   while read -r got f; do
     grep -qx "$got  $f" "$T/old.sums" || grep -qx "$got  $f" "$T/new.sums" ||
       fail "$why: $f is neither its old nor its new version"
@@ -105,8 +113,29 @@ check_tree() {
   [ "$(wc -l < "$T/got.sums")" = "$(wc -l < "$T/old.sums")" ] ||
     fail "$why: $(wc -l < "$T/got.sums") files where there were $(wc -l < "$T/old.sums")"
   local tmp
-  tmp=$(find "$dir" -name '.ferry-*' ! -name '.ferry-part.*' | head -n1)
+  tmp=$(find "$dir" -path "$dir/.ferry-history" -prune -o -name '.ferry-*' ! -name '.ferry-part.*' -print |
+    head -n1)
   [ -z "$tmp" ] || fail "$why: a temporary outside the partial area: ${tmp#$T/}"
+}
+
+# check_snaps WHY: every snapshot of module s restores to exactly OLD or NEW,
+# and the box's verify pass finds every stored file intact
+check_snaps() {
+  local snap n=0
+  ferry_c ls "$(nurl s@)" > "$T/snaps" 2> "$T/re.err" || { cat "$T/re.err" >&2; fail "$1: cannot list the snapshots"; }
+  for snap in $(awk 'NR > 1 || !/SNAPSHOT/ {print $1}' "$T/snaps" | grep -E '^[0-9]{4}-'); do
+    rm -rf "$T/restore"
+    ferry_c pull -r "$(nurl "s@$snap/")" "$T/restore" > /dev/null 2> "$T/re.err" ||
+      { cat "$T/re.err" >&2; fail "$1: snapshot $snap does not restore"; }
+    (cd "$T/restore" && find . -type f -exec sha256sum {} + | sort -k2) > "$T/restore.sums"
+    cmp -s "$T/restore.sums" "$T/old.sums" || cmp -s "$T/restore.sums" "$T/new.sums" ||
+      { diff "$T/new.sums" "$T/restore.sums" >&2; fail "$1: snapshot $snap is neither OLD nor NEW"; }
+    n=$((n + 1))
+  done
+  [ "$n" -ge 1 ] || { cat "$T/snaps" >&2; fail "$1: no snapshot listed"; }
+  FERRY_HOME=$T/serverhome $FERRY admin verify "$T/smod" > "$T/verify.out" 2>&1 ||
+    { cat "$T/verify.out" >&2; fail "$1: ferry admin verify found damage"; }
+  SNAPS[$kind]=$((${SNAPS[$kind]:-0} + n))
 }
 
 # serves_soon WHY: the daemon answers a client within 2 s
@@ -129,10 +158,18 @@ for run in $(seq 1 "$RUNS"); do
   else
     at=$((50 + RANDOM % 750)); flags=(-r --timeout "$IO" --bwlimit 512K)
   fi
-  why="run $run ($kind, $dir, $mode, at ${at} ms)"
+  snap=0
+  [ "$dir" = push ] && [ "$kind" != enospc ] && [ $((RANDOM % 3)) = 0 ] && snap=1 && mode=delta &&
+    at=$((50 + RANDOM % 750)) flags=(-r --timeout "$IO" --bwlimit 512K)
+  why="run $run ($kind, $dir, $mode$([ $snap = 1 ] && echo ", snapshots"), at ${at} ms)"
   mod=m mdir=$T/mod; [ "$kind" = enospc ] && mod=small mdir=$T/small
   # the receiving side starts from OLD
-  if [ "$dir" = push ]; then
+  if [ $snap = 1 ]; then
+    # a clean push of OLD (a snapshot of its own when the module held NEW)
+    ferry_c push -r "$T/old/" "$(nurl s/)" > /dev/null 2> "$T/re.err" ||
+      { cat "$T/re.err" >&2; fail "$why: the push of OLD to the snapshot module failed"; }
+    mod=s mdir=$T/smod dst=$T/smod src=$T/new
+  elif [ "$dir" = push ]; then
     rm -rf "${mdir:?}"/* "$mdir"/.ferry-* "$mdir/.fill" 2> /dev/null || true
     cp -a "$T/old/." "$mdir/"
     if [ "$kind" = enospc ]; then   # leave less room than one new big file needs
@@ -212,6 +249,7 @@ for run in $(seq 1 "$RUNS"); do
   [ "$kind" = kill-daemon ] && sleep 0.5   # orphaned sessions end by their I/O timeout or finish
   check_tree "$dst" "$why"
   serves_soon "$why"
+  [ $snap = 1 ] && check_snaps "$why, after the fault"
   # recovery: the same transfer, no fault, leaves exactly NEW
   rm -f "$T/small/.fill"
   if [ "$dir" = push ]; then
@@ -221,13 +259,18 @@ for run in $(seq 1 "$RUNS"); do
     ferry_c pull "${flags[@]}" "$(nurl m/)" "$dst" > /dev/null 2> "$T/re.err" ||
       { cat "$T/re.err" >&2; fail "$why: the rerun failed"; }
   fi
-  (cd "$dst" && find . -type f ! -name .faketime -exec sha256sum {} + | sort -k2) > "$T/after.sums"
+  (cd "$dst" && find . -path ./.ferry-history -prune -o -type f ! -name .faketime -exec sha256sum {} + |
+    sort -k2) > "$T/after.sums"
   cmp -s "$T/after.sums" "$T/new.sums" || { diff "$T/new.sums" "$T/after.sums" >&2; fail "$why: after the rerun the tree is not the new one"; }
+  [ $snap = 1 ] && check_snaps "$why, after the rerun"
   OK[$kind]=$((${OK[$kind]:-0} + 1))
   [ "$rc" != 0 ] && MID[$kind]=$((${MID[$kind]:-0} + 1))
-  echo "ok $run $kind $dir $mode at=${at}ms rc=$rc"
+  [ $snap = 1 ] && RANS[$kind]=$((${RANS[$kind]:-0} + 1))
+  echo "ok $run $kind $dir $mode$([ $snap = 1 ] && echo +snapshots) at=${at}ms rc=$rc"
 done
-echo "| fault | runs | passed | of them interrupted (client exit not 0) |"
-echo "|---|---:|---:|---:|"
-for k in "${KINDS[@]}"; do echo "| $k | ${RAN[$k]:-0} | ${OK[$k]:-0} | ${MID[$k]:-0} |"; done
+echo "| fault | runs | passed | of them interrupted (client exit not 0) | of them to the snapshot module | snapshots restored and compared |"
+echo "|---|---:|---:|---:|---:|---:|"
+for k in "${KINDS[@]}"; do
+  echo "| $k | ${RAN[$k]:-0} | ${OK[$k]:-0} | ${MID[$k]:-0} | ${RANS[$k]:-0} | ${SNAPS[$k]:-0} |"
+done
 echo "faults: ok ($RUNS runs, FAULT_SEED=$SEED)"
