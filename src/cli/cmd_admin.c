@@ -41,9 +41,12 @@ static void print_snap(const struct snapinfo *s, const char *what)
 	struct tm tm;
 
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-	printf("%-34s %-19s %-16s %10llu %15llu%s%s\n", s->name, when, s->client,
+	printf("%-34s %-19s %-16s %10llu %15llu%s%s", s->name, when, s->client,
 	       (unsigned long long)s->files, (unsigned long long)s->bytes, what[0] ? "  " : "",
 	       what);
+	if (s->failed)
+		printf("  partial: %llu failed", (unsigned long long)s->failed);
+	putchar('\n');
 }
 
 static void header(void)

@@ -328,9 +328,12 @@ static void on_snap(void *ctx, const struct m_snap *sn)
 		*header = 1;
 	}
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-	printf("%-34s %-19s %-16s %10llu %15llu\n", peer_quote(qn, sizeof qn, sn->name), when,
+	printf("%-34s %-19s %-16s %10llu %15llu", peer_quote(qn, sizeof qn, sn->name), when,
 	       peer_quote(qc, sizeof qc, sn->client), (unsigned long long)sn->files,
 	       (unsigned long long)sn->bytes);
+	if (sn->failed)
+		printf("  partial: %llu failed", (unsigned long long)sn->failed);
+	putchar('\n');
 }
 
 int cmd_ls(int argc, char **argv)

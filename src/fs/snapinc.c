@@ -55,10 +55,29 @@ static int start(struct snapinc *s)
 	return 0;
 }
 
-int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
+int snapinc_settle(const struct jail *mod, int snaps)
 {
 	struct snapinfo *list = NULL;
 	struct stat st;
+	size_t n = 0;
+	int rc;
+
+	if (fstatat(snaps, TMP_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if ((rc = snapstore_list(snaps, &list, &n)) < 0)
+		return rc;
+	free(list);
+	/* Before the first snapshot a push logs nothing: a log there is not
+	 * one of ours (a tree pushed before the module had snapshots can hold
+	 * anything) and is dropped, never run. */
+	log_warn("%s a push to this module that did not finish",
+		 n ? "undoing" : "dropping what is left of");
+	return n ? snapinc_recover(mod, snaps, TMP_NAME) : fs_remove_tree_force(snaps, TMP_NAME);
+}
+
+int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
+{
+	struct snapinfo *list = NULL;
 	size_t n = 0;
 	int rc;
 
@@ -69,20 +88,9 @@ int snapinc_begin(struct snapinc *s, const struct jail *mod, const char *client)
 	    (rc = s->lock = snapstore_lock(s->hist, 1)) < 0)
 		goto fail;
 	snapview_clean(s->hist);   /* views of sessions that are gone */
-	if ((rc = snapprune_settle(mod, s->snaps)) < 0 ||
+	if ((rc = snapprune_settle(mod, s->snaps)) < 0 || (rc = snapinc_settle(mod, s->snaps)) < 0 ||
 	    (rc = snapstore_list(s->snaps, &list, &n)) < 0)
 		goto fail;
-	if (fstatat(s->snaps, TMP_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		/* Before the first snapshot a push logs nothing: a log there is
-		 * not one of ours (a tree pushed before the module had snapshots
-		 * can hold anything) and is dropped, never run. */
-		log_warn("%s a push to this module that did not finish",
-			 n ? "undoing" : "dropping what is left of");
-		rc = n ? snapinc_recover(mod, s->snaps, TMP_NAME) :
-			 fs_remove_tree_force(s->snaps, TMP_NAME);
-		if (rc < 0)
-			goto fail;
-	}
 	if (n)
 		snprintf(s->last, sizeof s->last, "%s", list[n - 1].name);
 	free(list);
@@ -217,7 +225,7 @@ void snapinc_count(struct snapinc *s, uint64_t bytes)
 
 int snapinc_commit(struct snapinc *s)
 {
-	struct snapinfo si = { .files = s->files, .bytes = s->bytes };
+	struct snapinfo si = { .files = s->files, .bytes = s->bytes, .failed = s->failed };
 	int rc = 0;
 
 	s->committed = 1;

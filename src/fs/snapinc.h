@@ -24,6 +24,7 @@ struct snapinc {
 	int record;               /* 0 before the first snapshot: nothing to keep */
 	uint32_t nobj;
 	uint64_t files, bytes;    /* changes seen */
+	uint64_t failed;          /* set before the commit: files the push did not bring */
 	char last[SNAP_NAME_MAX]; /* the latest snapshot's name, "" if none */
 	char client[SNAP_CLIENT_MAX + 1];
 	int committed;            /* snapinc_commit ran: made, name say what it did */
@@ -54,6 +55,12 @@ void snapinc_count(struct snapinc *s, uint64_t bytes);
 int snapinc_commit(struct snapinc *s);
 /* The push failed: everything it changed is undone now. Unlocks. */
 int snapinc_abort(struct snapinc *s);
+
+/* With the history locked exclusively: a push that did not finish (killed,
+ * or its undo cut short by a failing disk) is undone now. Every reader of
+ * a snapshot calls it first: until it runs, the module's tree holds that
+ * push's changes, which belong to no snapshot. 0 or <0. */
+int snapinc_settle(const struct jail *mod, int snaps);
 
 /* Undoes an unfinished push's increment `tmpname` in snaps (the lock held). */
 int snapinc_recover(const struct jail *mod, int snaps, const char *tmpname);

@@ -113,6 +113,8 @@ int snapinfo_write(int dirfd, const struct snapinfo *si)
 	char buf[256];
 	int n = snprintf(buf, sizeof buf, "time=%" PRId64 "\nclient=%s\nfiles=%" PRIu64
 			 "\nbytes=%" PRIu64 "\n", si->time, si->client, si->files, si->bytes);
+	if (si->failed)   /* absent in a whole snapshot, as in those before it existed */
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "failed=%" PRIu64 "\n", si->failed);
 	int fd = openat(dirfd, "info", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return err_sys(-errno, "writing a snapshot's info");
@@ -133,6 +135,7 @@ static int parse_info(const char *text, struct snapinfo *si)
 		got += sscanf(line, "time=%" SCNd64, &si->time) == 1;
 		got += sscanf(line, "files=%" SCNu64, &si->files) == 1;
 		got += sscanf(line, "bytes=%" SCNu64, &si->bytes) == 1;
+		sscanf(line, "failed=%" SCNu64, &si->failed);   /* optional */
 		if (!strncmp(line, "client=", 7))
 			snprintf(si->client, sizeof si->client, "%.*s", SNAP_CLIENT_MAX, line + 7);
 		l += len + (nl != NULL);

@@ -37,6 +37,7 @@ struct snapinfo {
 	int64_t time;              /* the server's, when the push committed */
 	char client[SNAP_CLIENT_MAX + 1];
 	uint64_t files, bytes;     /* entries the push changed, bytes it wrote */
+	uint64_t failed;           /* files the push could not bring (a partial snapshot), 0 = none */
 	int hidden;                /* NAME.h: being deleted (in a chain only) */
 };
 

@@ -334,6 +334,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.snap.bytes = rd_u64(r);
 		rd_str(r, m->u.snap.name, MSG_MAX_NAME);
 		rd_str(r, m->u.snap.client, MSG_MAX_NAME);
+		m->u.snap.failed = rd_u64(r);
 		break;
 	case MSG_FILE_BEGIN:
 		m->u.file_begin.index = rd_u32(r);
@@ -587,6 +588,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u64(w, m->u.snap.bytes);
 		wr_str(w, m->u.snap.name);
 		wr_str(w, m->u.snap.client);
+		wr_u64(w, m->u.snap.failed);
 		break;
 	case MSG_FILE_BEGIN:
 		wr_u32(w, m->u.file_begin.index);

@@ -229,6 +229,7 @@ struct m_totals { uint64_t files, bytes; };
 struct m_snap {
 	int64_t time;
 	uint64_t files, bytes;
+	uint64_t failed;                  /* files the push did not bring: a partial snapshot */
 	char name[MSG_MAX_NAME + 1];
 	char client[MSG_MAX_NAME + 1];
 };

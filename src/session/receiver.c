@@ -1836,6 +1836,11 @@ static int finish(struct receiver *r)
 	meta_apply_ready(r, 1);
 	/* a snapshot is committed before success is reported (and synced with
 	 * the files) */
+	/* a push with failed files is still a snapshot, marked partial with
+	 * their count (as restic and borg keep one): every file in it is a
+	 * version that was pushed, and the tree is what the box now has */
+	if (r->o->snap)
+		r->o->snap->failed = r->st->errors;
 	if (r->o->snap && snapinc_commit(r->o->snap) < 0)
 		return err_wrap(-EIO, "the snapshot");
 	if (!r->dry && !r->o->writer.fsync_each) {

@@ -180,8 +180,9 @@ static int push_snapshot(struct conn *c, const struct server_ctx *sc, const stru
 		return rc < 0 ? rc : err_set(-EIO, "the push ended without its snapshot");
 	}
 	if (si.made)
-		log_info("snapshot %s: %llu changes, %llu bytes written", si.name,
-			 (unsigned long long)si.files, (unsigned long long)si.bytes);
+		log_info("snapshot %s: %llu changes, %llu bytes written%s", si.name,
+			 (unsigned long long)si.files, (unsigned long long)si.bytes,
+			 si.failed ? " (partial: files failed)" : "");
 	else
 		log_info("nothing changed: no snapshot");
 	return 0;

@@ -11,6 +11,7 @@
 
 #include "fs/quote.h"
 #include "fs/snapprune.h"
+#include "fs/snapinc.h"
 #include "fs/snapstore.h"
 #include "fs/snapview.h"
 #include "util/err.h"
@@ -83,9 +84,12 @@ int snap_open(struct jail *j, const char *sel, const char *path)
 
 	if ((rc = snapstore_open(j->root_fd, 0, &hist, &snaps)) < 0)
 		return rc == -ENOENT ? err_set(-ENOENT, "the module has no snapshots yet") : rc;
-	/* exclusive: a deletion cut short is finished first (fs/snapprune.h) */
+	/* exclusive: a deletion cut short is finished first (fs/snapprune.h),
+	 * and a push that did not finish is undone (fs/snapinc.h) */
 	int lock = snapstore_lock(hist, 1);
 	rc = lock < 0 ? lock : snapprune_settle(j, snaps);
+	if (rc >= 0)
+		rc = snapinc_settle(j, snaps);
 	if (rc >= 0)
 		rc = snapstore_chain(snaps, &list, &n);
 	int k = rc < 0 ? rc : select_in_chain(list, n, sel);
@@ -127,6 +131,7 @@ int snap_list_send(struct conn *c, const struct jail *mod)
 		m->u.snap.time = list[i].time;
 		m->u.snap.files = list[i].files;
 		m->u.snap.bytes = list[i].bytes;
+		m->u.snap.failed = list[i].failed;
 		snprintf(m->u.snap.name, sizeof m->u.snap.name, "%s", list[i].name);
 		snprintf(m->u.snap.client, sizeof m->u.snap.client, "%s", list[i].client);
 		rc = conn_send(c, m);
@@ -164,6 +169,8 @@ static int open_locked(const struct jail *mod, int *hist, int *snaps, int *lock)
 		return rc == -ENOENT ? err_set(-ENOENT, "the module has no snapshots yet") : rc;
 	if ((rc = *lock = snapstore_lock(*hist, 1)) >= 0)
 		rc = snapprune_settle(mod, *snaps);
+	if (rc >= 0)
+		rc = snapinc_settle(mod, *snaps);
 	if (rc < 0) {
 		if (*lock >= 0)
 			close(*lock);

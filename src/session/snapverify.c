@@ -14,6 +14,7 @@
 
 #include "fs/dirlist.h"
 #include "fs/snapidx.h"
+#include "fs/snapinc.h"
 #include "fs/snapprune.h"
 #include "fs/snapstore.h"
 #include "util/err.h"
@@ -270,7 +271,7 @@ int snap_verify(const struct jail *mod, const struct verify_opts *o, struct veri
 	 * meanwhile is replaced by rename, never in place, so a file being read
 	 * stays whole; a version moved away is missed by this pass only. */
 	int lock = snapstore_lock(hist, 1);
-	if (lock < 0 || (rc = snapprune_settle(mod, snaps)) < 0) {
+	if (lock < 0 || (rc = snapprune_settle(mod, snaps)) < 0 || (rc = snapinc_settle(mod, snaps)) < 0) {
 		rc = lock < 0 ? lock : rc;
 		if (lock >= 0)
 			close(lock);

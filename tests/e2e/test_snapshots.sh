@@ -166,6 +166,12 @@ done
 [ "$(nsnaps m)" = "$DAYS" ] || fail "a killed push left a snapshot"
 grep -q "undoing a push to this module that did not finish" "$T/server.log" ||
   fail "no killed push was undone"
+# before any other push: a restore sees the last snapshot, not the killed
+# push's half (its reader undoes it first)
+for sel in latest -0; do
+  rm -rf "$T/r" && ferry_c pull -a "$(url "m@$sel")/" "$T/r" > /dev/null || fail "restore m@$sel after the kills"
+  same_tree "$T/m-day$LASTDAY" "$T/r"
+done
 ferry_c push -a --delete "$src/" "$(url m)/" > /dev/null || fail "the push after the kills"
 [ "$(nsnaps m)" = $((DAYS + 1)) ] || fail "$(nsnaps m) snapshots after the push that followed the kills"
 diff -r --no-dereference -x .ferry-history "$src" "$T/mod" > /dev/null ||
