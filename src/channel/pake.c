@@ -27,7 +27,8 @@ static void put(struct lv *b, const void *data, size_t len)
 		b->bad = 1;
 		return;
 	}
-	memcpy(b->p + b->n, data, len);
+	if (len)   /* an empty item may come as NULL */
+		memcpy(b->p + b->n, data, len);
 	b->n += len;
 }
 
