@@ -89,6 +89,44 @@ static int stale_partial(int dirfd, const struct dirent_info *e, time_t now, lon
 	return ok;
 }
 
+/* ".ferry-bench-" and 6 hex digits: the directory `ferry bench HOST:MODULE`
+ * makes at a module's root for its disk test (bench/disk.c). */
+static int bench_dir_name(const char *n)
+{
+	static const char pre[] = ".ferry-bench-";
+	size_t k = sizeof pre - 1;
+
+	if (strncmp(n, pre, k) || strlen(n) != k + 6)
+		return 0;
+	return strspn(n + k, "0123456789abcdef") == 6;
+}
+
+/* A disk test's directory that a killed daemon left: its files (the test
+ * makes no subdirectories; one with any is left alone), then itself. */
+static int stale_bench_dir(int dirfd, const struct dirent_info *e, time_t now, long max_age)
+{
+	struct dirlist l = { 0 };
+	int ok = 1;
+
+	if (!bench_dir_name(e->name) || !is_old(e->st.st_mtim, e->st.st_ctim, now, max_age))
+		return 0;
+	int fd = openat(dirfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (dirlist_read(fd, &l) < 0) {
+		close(fd);
+		return 0;
+	}
+	for (size_t i = 0; i < l.n; i++)
+		ok &= S_ISREG(l.ents[i].st.st_mode) && is_old(l.ents[i].st.st_mtim, l.ents[i].st.st_ctim,
+							      now, max_age);
+	for (size_t i = 0; ok && i < l.n; i++)
+		ok = unlinkat(fd, l.ents[i].name, 0) == 0;
+	dirlist_free(&l);
+	close(fd);
+	return ok && unlinkat(dirfd, e->name, AT_REMOVEDIR) == 0;
+}
+
 /* One directory: removes its stale temporaries, queues its subdirectories. */
 static int sweep_dir(const struct jail *j, const char *rel, struct dir_stack *todo,
 		     long max_age, long part_age, struct sweep_stats *st)
@@ -111,6 +149,10 @@ static int sweep_dir(const struct jail *j, const char *rel, struct dir_stack *to
 		if (S_ISDIR(e->st.st_mode)) {
 			if (!rel[0] && !strcmp(e->name, SNAP_DIR))
 				continue;   /* a snapshot history: its versions are what they were */
+			if (!rel[0] && stale_bench_dir(fd, e, now, max_age)) {
+				st->removed++;
+				continue;
+			}
 			if (strlen(rel) + 1 + strlen(e->name) > PATH_MAX_WIRE)
 				st->skipped++;   /* no client can reach it either */
 			else if ((rc = stack_push(todo, rel, e->name)) < 0)

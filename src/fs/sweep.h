@@ -4,7 +4,9 @@
  * each module now and then and removes the ones nobody has touched for long.
  * The walk is iterative (a stack of paths on the heap), holds one directory
  * fd at a time, opens every directory through the jail (never through a
- * symlink) and removes only names of the exact form fs_tmp_name makes. */
+ * symlink) and removes only names of the exact form fs_tmp_name makes, and
+ * at a module's root the disk-test directories of `ferry bench`
+ * (".ferry-bench-" + 6 hex digits, holding regular files only). */
 #ifndef FERRY_FS_SWEEP_H
 #define FERRY_FS_SWEEP_H
 

@@ -12,6 +12,13 @@ write_config
 sed -i "/^\[global\]$/a stale temporaries = ${AGE}s\nstale partials = $((AGE + 3))s" "$T/ferry.conf"
 deep=$T/mod/a/b/c/d/e/f/g/h
 mkdir -p "$deep" "$T/outside" "$T/mod/.ferry-Dir123.x"
+# the disk test's directory of a ferry bench whose daemon was killed (at the
+# module's root only; look-alikes and one holding a directory stay)
+mkdir -p "$T/mod/.ferry-bench-a1b2c3" "$T/mod/a/.ferry-bench-d4e5f6" "$T/mod/.ferry-bench-xyz123" \
+  "$T/mod/.ferry-bench-0f0f0f/sub"
+head -c 100000 /dev/zero > "$T/mod/.ferry-bench-a1b2c3/seq"
+echo s > "$T/mod/.ferry-bench-a1b2c3/small-000001"
+echo s > "$T/mod/a/.ferry-bench-d4e5f6/seq"
 old=$deep/.ferry-Ab12Cd.big.bin
 echo partial > "$old"
 ln -s nowhere "$deep/.ferry-Lk34Ef.link"
@@ -44,8 +51,12 @@ for _ in $(seq 1 100); do
   grep -q "sweep of module 'm'" "$T/server.log" && break
   sleep 0.05
 done
-grep -q "sweep of module 'm': 2 stale temporaries removed, 1 stale partials removed" \
-  "$T/server.log" || fail "the sweep is not logged, or did not remove 2 and 1"
+grep -q "sweep of module 'm': 3 stale temporaries removed, 1 stale partials removed" \
+  "$T/server.log" || fail "the sweep is not logged, or did not remove 3 and 1"
+[ ! -e "$T/mod/.ferry-bench-a1b2c3" ] || fail "the stale bench directory is still there"
+for keep in "$T/mod/a/.ferry-bench-d4e5f6" "$T/mod/.ferry-bench-xyz123" "$T/mod/.ferry-bench-0f0f0f/sub"; do
+  [ -d "$keep" ] || fail "the sweep removed $keep"
+done
 [ ! -e "$deep/.ferry-part.gone.bin" ] || fail "the stale partial is still there"
 [ -f "$T/mod/a/b/.ferry-part.young.bin" ] || fail "the sweep removed a young partial"
 [ -f "$T/mod/a/.ferry-part.busy.bin" ] || fail "the sweep removed a partial being written"
