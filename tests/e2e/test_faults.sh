@@ -15,8 +15,9 @@
 #                 (libfaketime, rereading a file that the module's "exclude"
 #                 keeps out of every transfer; monotonic time is untouched, as
 #                 in a real step)
-# A third of the pushes (not enospc's) go to a module that keeps snapshots
-# (delta, keep last = 4), which starts each run from OLD by a clean push.
+# In every other round of the seven kinds, the pushes (not enospc's) go to a
+# module that keeps snapshots (delta, keep last = 4), which starts each run
+# from OLD by a clean push.
 # After each: every file is byte for byte its old or its new version, never
 # mixed; no temporary lies outside the documented partial area
 # (.ferry-part.NAME); the daemon serves the next client within 2 s; the
@@ -167,7 +168,9 @@ for run in $(seq 1 "$RUNS"); do
     at=$((50 + RANDOM % 750)); flags=(-r --timeout "$IO" --bwlimit 512K)
   fi
   snap=0
-  [ "$dir" = push ] && [ "$kind" != enospc ] && [ $((RANDOM % 3)) = 0 ] && snap=1 && mode=delta &&
+  # every other round of the kinds, the pushes go to the snapshot module
+  [ "$dir" = push ] && [ "$kind" != enospc ] && [ $(((run - 1) / ${#KINDS[@]} % 2)) = 1 ] &&
+    snap=1 && mode=delta &&
     at=$((50 + RANDOM % 750)) flags=(-r --timeout "$IO" --bwlimit 512K)
   why="run $run ($kind, $dir, $mode$([ $snap = 1 ] && echo ", snapshots" || true), at ${at} ms)"
   mod=m mdir=$T/mod; [ "$kind" = enospc ] && mod=small mdir=$T/small
@@ -276,7 +279,7 @@ for run in $(seq 1 "$RUNS"); do
   [ $snap = 1 ] && RANS[$kind]=$((${RANS[$kind]:-0} + 1))
   echo "ok $run $kind $dir $mode$([ $snap = 1 ] && echo +snapshots) at=${at}ms rc=$rc"
 done
-echo "| fault | runs | passed | of them interrupted (client exit not 0) | of them to the snapshot module | snapshots restored and compared | of them partial |"
+echo "| fault | runs | passed | of them interrupted (client exit not 0) | of them to the snapshot module | snapshots restored and compared after them | of those, listed as partial |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for k in "${KINDS[@]}"; do
   echo "| $k | ${RAN[$k]:-0} | ${OK[$k]:-0} | ${MID[$k]:-0} | ${RANS[$k]:-0} | ${SNAPS[$k]:-0} | ${PARTIAL[$k]:-0} |"
