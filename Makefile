@@ -83,7 +83,7 @@ cross-mips-big: build
 # onto a router): unit tests under qemu-mipsel and end-to-end tests against the
 # native peer both ways; then linked dynamically (the OpenWrt package's shape)
 # and served to a native client.
-MUSL_E2E ?= tree sparse protection escape bench_remote
+MUSL_E2E ?= tree sparse protection escape bench_remote pair
 cross-musl: build
 	@FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
 	  FERRY_E2E_MODES="emu-server emu-client" \
