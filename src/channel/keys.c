@@ -424,7 +424,7 @@ int known_hosts_add(const char *path, const char *host, const uint8_t pub[KEY_LE
 static int copy_then_add(int in, int out, const char *line, const char *path)
 {
 	char buf[8192];
-	ssize_t n;
+	ssize_t n = 0;
 	char last = '\n';
 	int rc = 0;
 

@@ -22,8 +22,8 @@ static const struct command {
 	{ "pull", cmd_pull, "pull [OPTIONS] HOST:MODULE[/PATH] DEST" },
 	{ "ls", cmd_ls, "ls [OPTIONS] HOST:MODULE[/PATH]" },
 	{ "keygen", cmd_keygen, "keygen [-f FILE] [-C COMMENT] [--force]" },
-	{ "pair", cmd_pair, "pair MODULE [--config FILE] [--valid DURATION]         (on the box)\n"
-	  "                pair HOST[:MODULE] CODE [--identity FILE] [--known-hosts FILE] (on the PC)" },
+	{ "pair", cmd_pair, "pair MODULE [--config FILE] [--valid DURATION]   (on the box)\n"
+	  "  ferry pair HOST[:MODULE] CODE [--identity FILE] [--known-hosts FILE]   (on the PC)" },
 	{ "known-hosts", cmd_known_hosts, "known-hosts --remove HOST [--known-hosts FILE]" },
 	{ "admin", cmd_admin, "admin list|prune|delete|verify MODULE|DIR [SNAPSHOT] [--config FILE]\n"
 	  "                [--dry-run] [--if-older D] [--restart]\n"
