@@ -82,14 +82,16 @@ static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 		return err_set(-EINVAL, "--listen: %s", err_msg());
 	if (a->listen)
 		rc = set_str(&cfg->global.listen, a->listen);
-	if (rc == 0 && a->host_key)
-		rc = set_str(&cfg->global.host_key, a->host_key);
 	if (rc == 0 && !cfg->global.host_key &&
 	    (rc = default_host_key(a->config, path, sizeof path)) == 0)
 		rc = set_str(&cfg->global.host_key, path);
+	/* beside the config's host key, before --host-key: `ferry pair`
+	 * reads the config alone and must find the same socket */
 	if (rc == 0 && !cfg->global.pair_socket &&
 	    (rc = default_pair_socket(cfg->global.host_key, path, sizeof path)) == 0)
 		rc = set_str(&cfg->global.pair_socket, path);
+	if (rc == 0 && a->host_key)
+		rc = set_str(&cfg->global.host_key, a->host_key);
 	const char *keys = a->authorized_keys;
 	if (!keys && !old_keys && !a->config && ferry_path(path, sizeof path, "authorized_keys") == 0)
 		keys = path;
