@@ -228,8 +228,9 @@ void pake_code_new(char out[PAKE_CODE_BUF])
 int pake_code_read(const char *typed, char out[PAKE_CODE_SYMBOLS + 1])
 {
 	size_t n = 0;
+	const char *s = typed;
 
-	for (const char *s = typed; *s; s++) {
+	for (; *s; s++) {
 		int c = toupper((unsigned char)*s);
 		if (c == '-' || c == ' ' || c == '\t')
 			continue;
@@ -237,15 +238,13 @@ int pake_code_read(const char *typed, char out[PAKE_CODE_SYMBOLS + 1])
 			c = '0';
 		else if (c == 'I' || c == 'L')
 			c = '1';
-		if (!c || !strchr(ALPHABET, c) || n == PAKE_CODE_SYMBOLS)
-			return err_set(-EINVAL, "'%.40s' is not a pairing code (%u letters and digits, "
-				       "as 'ferry pair MODULE' shows it on the box)", typed,
-				       PAKE_CODE_SYMBOLS);
+		if (!strchr(ALPHABET, c) || n == PAKE_CODE_SYMBOLS)
+			break;   /* not a symbol, or one too many */
 		out[n++] = (char)c;
 	}
-	if (n != PAKE_CODE_SYMBOLS)
-		return err_set(-EINVAL, "'%.40s' is not a pairing code (%u letters and digits, as "
-			       "'ferry pair MODULE' shows it on the box)", typed, PAKE_CODE_SYMBOLS);
+	if (*s || n != PAKE_CODE_SYMBOLS)
+		return err_set(-EINVAL, "'%.40s' is not a pairing code (%u letters and digits, "
+			       "as 'ferry pair MODULE' shows it on the box)", typed, PAKE_CODE_SYMBOLS);
 	out[n] = '\0';
 	return 0;
 }

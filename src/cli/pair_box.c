@@ -65,6 +65,15 @@ static void say(int prio, const char *fmt, ...)
 	syslog(prio, "%s", line);
 }
 
+/* The daemon's host key file, as `ferry serve --config` finds it. */
+static int host_key_of(const struct ferry_config *cfg, const char *config, char *out, size_t cap)
+{
+	if (!cfg->global.host_key)
+		return default_host_key(config, out, cap);
+	snprintf(out, cap, "%s", cfg->global.host_key);
+	return 0;
+}
+
 /* Who may connect: the daemon's user ("user =", else the owner of the host
  * key, which the daemon reads), and root. */
 static uid_t daemon_uid(const struct ferry_config *cfg, const char *config)
@@ -74,9 +83,7 @@ static uid_t daemon_uid(const struct ferry_config *cfg, const char *config)
 
 	if (cfg->global.user)
 		return cfg->global.uid;
-	if (cfg->global.host_key)
-		snprintf(hk, sizeof hk, "%s", cfg->global.host_key);
-	else if (default_host_key(config, hk, sizeof hk) < 0)
+	if (host_key_of(cfg, config, hk, sizeof hk) < 0)
 		return geteuid();
 	return stat(hk, &st) == 0 ? st.st_uid : geteuid();
 }
@@ -89,9 +96,7 @@ static int sock_path(const struct ferry_config *cfg, const char *config, char *o
 		snprintf(out, cap, "%s", cfg->global.pair_socket);
 		return 0;
 	}
-	if (cfg->global.host_key)
-		snprintf(hk, sizeof hk, "%s", cfg->global.host_key);
-	else if (default_host_key(config, hk, sizeof hk) < 0)
+	if (host_key_of(cfg, config, hk, sizeof hk) < 0)
 		return -1;
 	return default_pair_socket(hk, out, cap);
 }
@@ -127,26 +132,6 @@ static int listen_on(struct box *b)
 	}
 	b->lfd = fd;
 	return 0;
-}
-
-static int read_line(int fd, char *line, size_t cap, int64_t until_ms)
-{
-	size_t n = 0;
-
-	while (n + 1 < cap) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		int64_t left = until_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0 || read(fd, line + n, 1) != 1)
-			return -1;
-		if (line[n] == '\n') {
-			line[n] = '\0';
-			return 0;
-		}
-		n++;
-	}
-	return -1;
 }
 
 static int64_t mono_ms(void)
@@ -207,7 +192,7 @@ static int serve_one(struct box *b, int fd)
 	}
 	snprintf(line, sizeof line, "PAIR %s %s\n", b->mod->name, b->code);
 	reply(fd, line);
-	if (read_line(fd, line, sizeof line, mono_ms() + CONN_WAIT_MS) < 0)
+	if (pair_read_line(fd, line, sizeof line, CONN_WAIT_MS) < 0)
 		return 0;   /* the client left before it proved anything */
 	key[0] = '\0';
 	if (sscanf(line, "%15s %127s %51s", what, addr, key) < 2)

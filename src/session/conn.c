@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "util/err.h"
+#include "util/log.h"
 
 void conn_set_protection(struct conn *c, int prot, uint32_t req_flags)
 {
@@ -64,6 +66,21 @@ int conn_pending(struct conn *c)
 	 * without blocking; a partial record then completes quickly. */
 	struct pollfd pfd = { .fd = chan_fd(c->ch), .events = POLLIN };
 	return poll(&pfd, 1, 0) == 1;
+}
+
+int conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
+{
+	struct msg m = { .type = MSG_REFUSE };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.u.refuse.reason, sizeof m.u.refuse.reason, fmt, ap);
+	va_end(ap);
+	m.u.refuse.code = code;
+	log_warn("refused: %s", m.u.refuse.reason);
+	if (conn_send(c, &m) == 0)
+		conn_flush(c);
+	return 1;
 }
 
 void conn_fail(struct conn *c, uint16_t code, const char *reason)

@@ -34,6 +34,11 @@ int conn_send_len(struct conn *c, uint8_t type, uint64_t v);
 int conn_recv(struct conn *c, struct msg *m);
 /* 1 if a message can be received without waiting. */
 int conn_pending(struct conn *c);
+/* Refuses the request: a REFUSE with `code` and the formatted reason,
+ * logged as a warning, flushed (best effort). Returns 1, a session's
+ * "refused" result. */
+int conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Best effort: tells the peer why we stop (MSG_ERROR) and flushes. */
 void conn_fail(struct conn *c, uint16_t code, const char *reason);
 int conn_flush(struct conn *c);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "channel/pake.h"
@@ -17,27 +18,12 @@
 
 #define BOX_WAIT_MS 10000   /* the waiting process answers at once; this is a dead one */
 
-static int refuse_pair(struct conn *c, const struct server_ctx *sc, int failure, const char *fmt,
-		       ...) __attribute__((format(printf, 4, 5)));
-
-/* A refusal; `failure` counts against the client's address (a wrong code, or
- * knocking where no pairing waits), as a wrong key does. */
-static int refuse_pair(struct conn *c, const struct server_ctx *sc, int failure, const char *fmt,
-		       ...)
+/* A refusal about to be sent counts against the client's address (a wrong
+ * code, or knocking where no pairing waits), as a wrong key does. */
+static void count_failure(const struct server_ctx *sc)
 {
-	struct msg m = { .type = MSG_REFUSE };
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(m.u.refuse.reason, sizeof m.u.refuse.reason, fmt, ap);
-	va_end(ap);
-	m.u.refuse.code = REF_NOT_AUTHORIZED;
-	log_warn("pairing refused: %s", m.u.refuse.reason);
-	if (failure && sc->on_auth)
+	if (sc->on_auth)
 		sc->on_auth(sc->ctx, 0);
-	if (conn_send(c, &m) == 0)
-		conn_flush(c);
-	return 1;
 }
 
 static int box_connect(const char *path)
@@ -58,18 +44,21 @@ static int box_connect(const char *path)
 	return fd;
 }
 
-/* One line from the waiting process, NUL-terminated without its '\n'. */
-static int box_read_line(int fd, char *line, size_t cap)
+int pair_read_line(int fd, char *line, size_t cap, int timeout_ms)
 {
+	struct timespec ts;
 	size_t n = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t until = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + timeout_ms;
 	while (n + 1 < cap) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		int64_t left = until - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		if (poll(&p, 1, BOX_WAIT_MS) <= 0)
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
 			return err_set(-ETIMEDOUT, "the pair socket did not answer");
-		ssize_t r = read(fd, line + n, 1);
-		if (r <= 0)
-			return err_set(-EPIPE, "the pairing process on the box went away");
+		if (read(fd, line + n, 1) != 1)
+			return err_set(-EPIPE, "the other end of the pair socket went away");
 		if (line[n] == '\n') {
 			line[n] = '\0';
 			return 0;
@@ -77,6 +66,11 @@ static int box_read_line(int fd, char *line, size_t cap)
 		n++;
 	}
 	return err_set(-EPROTO, "the pair socket sent too long a line");
+}
+
+static int box_read_line(int fd, char *line, size_t cap)
+{
+	return pair_read_line(fd, line, cap, BOX_WAIT_MS);
 }
 
 static int box_say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -145,10 +139,10 @@ static int paired(struct conn *c, const struct server_ctx *sc, int fd, const str
 	key_fingerprint(sc->peer->pub, fpr);
 	if ((rc = box_say(fd, "OK %s %s\n", sc->addr ? sc->addr : "-", b64)) < 0 ||
 	    (rc = box_read_line(fd, line, sizeof line)) < 0)
-		return refuse_pair(c, sc, 0, "the box's pairing process did not answer: %s",
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "the box's pairing process did not answer: %s",
 				   err_msg());
 	if (strcmp(line, "ADDED") != 0)
-		return refuse_pair(c, sc, 0, "the box could not add your key: %.200s",
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "the box could not add your key: %.200s",
 				   !strncmp(line, "FAILED ", 7) ? line + 7 : line);
 	log_info("paired: key %s added to module '%s'", fpr, module);
 	m->type = MSG_PAKE_TAG;
@@ -167,10 +161,11 @@ static int wrong(struct conn *c, const struct server_ctx *sc, int fd)
 	if (box_say(fd, "WRONG %s\n", sc->addr ? sc->addr : "-") == 0 &&
 	    box_read_line(fd, line, sizeof line) == 0)
 		sscanf(line, "LEFT %u", &left);
+	count_failure(sc);
 	if (!left)
-		return refuse_pair(c, sc, 1, "wrong pairing code; the code is no longer valid "
-				   "(a new one: 'ferry pair MODULE' on the box)");
-	return refuse_pair(c, sc, 1, "wrong pairing code (%u %s left)", left,
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "wrong pairing code; the code is no "
+				   "longer valid (a new one: 'ferry pair MODULE' on the box)");
+	return conn_refuse(c, REF_NOT_AUTHORIZED, "wrong pairing code (%u %s left)", left,
 			   left == 1 ? "try" : "tries");
 }
 
@@ -185,12 +180,14 @@ static int run(struct conn *c, const struct server_ctx *sc, const struct m_reque
 		return err_set(-ENOMEM, "out of memory");
 	if ((rc = box_offer(fd, module, code)) < 0) {
 		log_err("pair socket: %s", err_msg());
-		rc = refuse_pair(c, sc, 0, "the box's pairing process did not answer");
+		rc = conn_refuse(c, REF_NOT_AUTHORIZED, "the box's pairing process did not answer");
 		goto out;
 	}
 	if (rq->module[0] && strcmp(rq->module, module) != 0) {
 		box_say(fd, "ABORT %s\n", sc->addr ? sc->addr : "-");
-		rc = refuse_pair(c, sc, 1, "the pairing waiting on this box is for another module");
+		count_failure(sc);
+		rc = conn_refuse(c, REF_NOT_AUTHORIZED, "the pairing waiting on this box is for another "
+				 "module");
 		goto out;
 	}
 	*m = (struct msg){ .type = MSG_ACCEPT };
@@ -217,7 +214,7 @@ int pairsrv_run(struct conn *c, const struct server_ctx *sc, const struct m_requ
 	const char *path = sc->cfg->global.pair_socket;
 
 	if (!pake_available())
-		return refuse_pair(c, sc, 0, "this box's ferry was built without pairing (its "
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "this box's ferry was built without pairing (its "
 				   "libsodium is a minimal build); add the key to the module's "
 				   "authorized keys by hand");
 	int fd = box_connect(path);
@@ -225,7 +222,8 @@ int pairsrv_run(struct conn *c, const struct server_ctx *sc, const struct m_requ
 	if (fd < 0) {
 		if (fd != -ENOENT && fd != -ECONNREFUSED)
 			log_err("pair socket %s: %s", path ? path : "(none)", strerror(-fd));
-		return refuse_pair(c, sc, 1, "no pairing is waiting on this box (run 'ferry pair "
+		count_failure(sc);
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "no pairing is waiting on this box (run 'ferry pair "
 				   "MODULE' there first)");
 	}
 	log_info("pairing asked");

@@ -24,6 +24,9 @@ int pairsrv_run(struct conn *c, const struct server_ctx *sc, const struct m_requ
  *   waiting process -> session:  after OK "ADDED\n" or "FAILED <reason>\n",
  *                                after WRONG "LEFT <n>\n" */
 #define PAIR_LINE_MAX 512
+/* One line from the pair socket within timeout_ms, NUL-terminated without
+ * its '\n'. 0, or <0 (timeout, the other end gone, too long a line). */
+int pair_read_line(int fd, char *line, size_t cap, int timeout_ms);
 /* CPace's channel identifier: what the shares are for */
 #define PAIR_CI "ferry/1 pair"
 

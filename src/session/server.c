@@ -2,7 +2,6 @@
 #include "session/server.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,24 +33,6 @@ static const char *prot_name(int p)
 	return p == PROT_ENCRYPT ? "encrypt" : p == PROT_INTEGRITY ? "integrity" : "none";
 }
 
-static int refuse(struct conn *c, uint16_t code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(struct conn *c, uint16_t code, const char *fmt, ...)
-{
-	struct msg m = { .type = MSG_REFUSE };
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(m.u.refuse.reason, sizeof m.u.refuse.reason, fmt, ap);
-	va_end(ap);
-	m.u.refuse.code = code;
-	log_warn("refused: %s", m.u.refuse.reason);
-	if (conn_send(c, &m) == 0)
-		conn_flush(c);
-	return 1;
-}
-
 /* Everything that must hold before the module's files are touched. */
 static int authorize(struct conn *c, const struct server_ctx *sc, const struct m_request *rq,
 		     const struct module_cfg **out)
@@ -66,47 +47,47 @@ static int authorize(struct conn *c, const struct server_ctx *sc, const struct m
 		if (sc->on_auth)   /* probing for module names counts as a failure */
 			sc->on_auth(sc->ctx, 0);
 		/* The name is the peer's, unchecked: quoted, or it could forge log lines. */
-		return refuse(c, REF_UNKNOWN_MODULE, "unknown module %s",
+		return conn_refuse(c, REF_UNKNOWN_MODULE, "unknown module %s",
 			      fs_quote(q, rq->module, strlen(rq->module)));
 	}
 	/* From here on the module's own name (letters, digits, _ . -) is shown. */
 	keys = mod->authorized_keys ? mod->authorized_keys : sc->cfg->global.authorized_keys;
 	if (!keys)
-		return refuse(c, REF_NOT_AUTHORIZED,
+		return conn_refuse(c, REF_NOT_AUTHORIZED,
 			      "module '%s' has no authorized keys configured", mod->name);
 	if (!strcmp(keys, "none"))
-		return refuse(c, REF_NOT_AUTHORIZED, "module '%s' is closed", mod->name);
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "module '%s' is closed", mod->name);
 	int ok = keys_authorized(keys, sc->peer->pub);
 	if (ok < 0) {
 		log_err("%s", err_msg());
-		return refuse(c, REF_INTERNAL, "module '%s': the server cannot read its key list",
+		return conn_refuse(c, REF_INTERNAL, "module '%s': the server cannot read its key list",
 			      mod->name);
 	}
 	if (sc->on_auth)
 		sc->on_auth(sc->ctx, ok);
 	if (!ok)
-		return refuse(c, REF_NOT_AUTHORIZED, "key %s is not authorized for module '%s'",
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "key %s is not authorized for module '%s'",
 			      fpr, mod->name);
 	if (rq->protection < mod->protection)
-		return refuse(c, REF_PROTECTION,
+		return conn_refuse(c, REF_PROTECTION,
 			      "module '%s' requires protection '%s' or stronger (asked: '%s')",
 			      mod->name, prot_name(mod->protection), prot_name(rq->protection));
 	if (rq->op == OP_PUSH && mod->read_only)
-		return refuse(c, REF_READ_ONLY, "module '%s' is read-only", mod->name);
+		return conn_refuse(c, REF_READ_ONLY, "module '%s' is read-only", mod->name);
 	if (rq->op == OP_VERIFY && mod->no_verify)
-		return refuse(c, REF_NOT_AUTHORIZED, "module '%s' does not let clients verify it "
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "module '%s' does not let clients verify it "
 			      "(verify = no)", mod->name);
 	if (rq->op == OP_BENCH && mod->no_bench)
-		return refuse(c, REF_NOT_AUTHORIZED, "module '%s' does not allow ferry bench "
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "module '%s' does not allow ferry bench "
 			      "(bench = no)", mod->name);
 	if (path_check(rq->path, strlen(rq->path)) < 0)
-		return refuse(c, REF_BAD_PATH, "%s", err_msg());   /* path_check quotes the path */
+		return conn_refuse(c, REF_BAD_PATH, "%s", err_msg());   /* path_check quotes the path */
 	if (rq->backup_dir[0] && path_check(rq->backup_dir, strlen(rq->backup_dir)) < 0)
-		return refuse(c, REF_BAD_PATH, "--backup-dir: %s", err_msg());
+		return conn_refuse(c, REF_BAD_PATH, "--backup-dir: %s", err_msg());
 	if (strchr(rq->suffix, '/'))
-		return refuse(c, REF_BAD_PATH, "--suffix: a suffix has no '/'");
+		return conn_refuse(c, REF_BAD_PATH, "--suffix: a suffix has no '/'");
 	if (rq->chmod[0] && chmod_check(rq->chmod) < 0)
-		return refuse(c, REF_BAD_PATH, "--chmod: %s", err_msg());
+		return conn_refuse(c, REF_BAD_PATH, "--chmod: %s", err_msg());
 	char qp[FS_QUOTE_BUF];
 	log_info("key %s: %s module '%s' path %s protection %s", fpr,
 		 rq->op == OP_PUSH ? "push to" : rq->op == OP_PULL ? "pull from" :
@@ -196,22 +177,22 @@ static int snapshot_checks(struct conn *c, const struct m_request *rq,
 	size_t hl = strlen(SNAP_DIR);
 
 	if (has_sel && !snaps)
-		return refuse(c, REF_BAD_PATH, "module '%s' keeps no snapshots", mod->name);
+		return conn_refuse(c, REF_BAD_PATH, "module '%s' keeps no snapshots", mod->name);
 	if (has_sel && rq->op == OP_BENCH)
-		return refuse(c, REF_BAD_PATH, "ferry bench measures a module, not a snapshot");
+		return conn_refuse(c, REF_BAD_PATH, "ferry bench measures a module, not a snapshot");
 	if (rq->op == OP_VERIFY && (!snaps || has_sel || rq->path[0]))
-		return refuse(c, REF_BAD_PATH, !snaps ? "module '%s' keeps no snapshots: no hashes to "
+		return conn_refuse(c, REF_BAD_PATH, !snaps ? "module '%s' keeps no snapshots: no hashes to "
 			      "verify against" : "ferry verify checks a whole module ('%s')", mod->name);
 	if (has_sel && rq->op == OP_PUSH)
-		return refuse(c, REF_READ_ONLY, "a snapshot is never changed: push to '%s' itself",
+		return conn_refuse(c, REF_READ_ONLY, "a snapshot is never changed: push to '%s' itself",
 			      mod->name);
 	if (!snaps)
 		return 0;
 	if (!strncmp(rq->path, SNAP_DIR, hl) && (rq->path[hl] == '/' || !rq->path[hl]))
-		return refuse(c, REF_BAD_PATH, "module '%s': its snapshot history is not part of "
+		return conn_refuse(c, REF_BAD_PATH, "module '%s': its snapshot history is not part of "
 			      "its tree (read a snapshot as '%s@SNAPSHOT')", mod->name, mod->name);
 	if (rq->op == OP_PUSH && (rq->flags & REQ_BACKUP))
-		return refuse(c, REF_BAD_PATH, "module '%s' keeps snapshots: what a push replaces "
+		return conn_refuse(c, REF_BAD_PATH, "module '%s' keeps snapshots: what a push replaces "
 			      "is kept in them, -b is not needed", mod->name);
 	return 0;
 }
@@ -345,7 +326,7 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	char sel[SNAP_NAME_MAX];
 	int has_sel = 0, list_snaps = 0;
 	if (rc == 0 && (has_sel = snap_split(m->u.request.module, sel)) < 0)
-		rc = refuse(&c, REF_BAD_PATH, "%s", err_msg());
+		rc = conn_refuse(&c, REF_BAD_PATH, "%s", err_msg());
 	if (rc == 0)
 		rc = authorize(&c, sc, &m->u.request, &mod);
 	if (rc == 0)
@@ -353,20 +334,20 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc == 0 && (mod->has_uid || mod->has_gid) &&
 	    priv_drop(mod->has_uid ? mod->uid : geteuid(), mod->gid) < 0) {
 		log_err("module '%s': %s", mod->name, err_msg());
-		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
+		rc = conn_refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
 	}
 	if (rc == 0 && jail_open(&j, mod->path) < 0) {
 		log_err("%s", err_msg());
-		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
+		rc = conn_refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
 	}
 	if (rc == 0 && has_sel && m->u.request.op == OP_LIST && !sel[0] && !m->u.request.path[0])
 		list_snaps = 1;
 	else if (rc == 0 && has_sel && (rc = snap_open(&j, sel, m->u.request.path)) < 0)
-		rc = refuse(&c, rc == -ENOENT ? REF_NOT_FOUND : REF_INTERNAL, "module '%s': %s",
+		rc = conn_refuse(&c, rc == -ENOENT ? REF_NOT_FOUND : REF_INTERNAL, "module '%s': %s",
 			    mod->name, err_msg());
 	if (rc == 0 && m->u.request.op != OP_PUSH && !list_snaps && !exists(&j, m->u.request.path)) {
 		char q[FS_QUOTE_BUF];
-		rc = refuse(&c, REF_NOT_FOUND, "module '%s': %s does not exist", mod->name,
+		rc = conn_refuse(&c, REF_NOT_FOUND, "module '%s': %s does not exist", mod->name,
 			    fs_quote(q, m->u.request.path, strlen(m->u.request.path)));
 	}
 	/* the client's filter rules, once it may use the module */
@@ -378,7 +359,7 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	/* the module's own, read again: "exclude from" may have changed */
 	if (rc == 0 && config_module_filter(mod, &mfl) < 0) {
 		log_err("module '%s': %s", mod->name, err_msg());
-		rc = refuse(&c, REF_INTERNAL, "module '%s': its exclude list cannot be read",
+		rc = conn_refuse(&c, REF_INTERNAL, "module '%s': its exclude list cannot be read",
 			    mod->name);
 	}
 	/* bench: the run delay comes from /proc, which the sandbox closes */
@@ -386,11 +367,11 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		    open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC) : -1;
 	if (rc == 0 && sc->sandbox && confine(sc, &m->u.request, &j, mod) < 0) {
 		log_err("module '%s': %s", mod->name, err_msg());
-		rc = refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
+		rc = conn_refuse(&c, REF_INTERNAL, "module '%s' is not available", mod->name);
 	}
 	if (rc == 0 && (m->u.request.flags & REQ_FILTER) && (xrc = xfilter_recv(&c, &xf)) < 0) {
 		log_warn("%s", err_msg());
-		rc = xrc == -EBADMSG ? xrc : refuse(&c, REF_PROTOCOL, "%s", err_msg());
+		rc = xrc == -EBADMSG ? xrc : conn_refuse(&c, REF_PROTOCOL, "%s", err_msg());
 	}
 	struct msg acc = { .type = MSG_ACCEPT };
 	if (rc == 0) {
