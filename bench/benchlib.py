@@ -54,8 +54,8 @@ def read_stat(pid):
     except OSError:
         return None
     f = s[s.rfind(b')') + 2:].split()
-    # ppid, own utime+stime (all threads), reaped children's cutime+cstime
-    return int(f[1]), int(f[11]) + int(f[12]), int(f[13]) + int(f[14])
+    # ppid, own utime+stime (all threads), reaped children's cutime+cstime, state
+    return int(f[1]), int(f[11]) + int(f[12]), int(f[13]) + int(f[14]), f[0].decode()
 
 
 def all_procs():
@@ -125,8 +125,12 @@ def cmd_post(root, base, timeout):
     t0 = time.time()
     ticks = 0
     while root:
-        ticks, d = tree_ticks(root, all_procs())
-        if set(d) <= base or time.time() - t0 > float(timeout):
+        procs = all_procs()
+        ticks, d = tree_ticks(root, procs)
+        # a zombie has ended: its CPU is final and counted here (a daemon
+        # that reaps it late, as rsyncd does on its next tick, adds nothing)
+        live = {p for p in d if procs.get(p, (0, 0, 0, 'Z'))[3] != 'Z'}
+        if live <= base or time.time() - t0 > float(timeout):
             break
         time.sleep(0.01)
     busy, wire = counters()

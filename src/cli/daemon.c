@@ -86,6 +86,16 @@ static void on_child_term(int sig)
 	_exit(1);
 }
 
+static void on_chld(int sig)
+{
+	(void)sig;   /* only to end the ppoll: the loop reaps */
+}
+
+/* The signal mask while the loop waits; outside ppoll SIGCHLD stays blocked,
+ * so that a session that ends between reap() and the wait still wakes it
+ * (its slot and its zombie are gone at once, not at the next 1 s tick). */
+static sigset_t wait_mask;
+
 static void install_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -93,6 +103,20 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_chld;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &wait_mask);
+	sigdelset(&wait_mask, SIGCHLD);
+}
+
+static int wait_events(struct pollfd *pfds, size_t n, int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	return ppoll(pfds, n, &ts, &wait_mask);
 }
 
 /* Error messages can carry peer text (the reason in a peer's ERROR): control
@@ -387,6 +411,24 @@ static size_t count_state(const struct daemon_state *s, enum kid_state st)
 	return n;
 }
 
+/* Sessions holding a slot: a session that has ended is not one, even before
+ * the loop reaps it (its SIGCHLD may wake the same wait as the next client's
+ * admission, which is handled first). */
+static size_t count_sessions(const struct daemon_state *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nkids; i++) {
+		siginfo_t si = { 0 };
+		if (s->kids[i].state != K_SESSION)
+			continue;
+		if (waitid(P_PID, (id_t)s->kids[i].pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == s->kids[i].pid)
+			continue;
+		n++;
+	}
+	return n;
+}
+
 static size_t count_unauthed_from(const struct daemon_state *s, const char *key)
 {
 	size_t n = 0;
@@ -407,7 +449,7 @@ static void admission_refusal(struct daemon_state *s, const char *key, char *why
 	if (p && p->until > now)
 		snprintf(why, cap, "too many failed attempts from %s; retry in %lld s", key,
 			 (long long)((p->until - now + 999) / 1000));
-	else if (g->max_connections && (n = count_state(s, K_SESSION)) >= g->max_connections)
+	else if (g->max_connections && (n = count_sessions(s)) >= g->max_connections)
 		snprintf(why, cap, "server busy: %zu sessions running (max connections)", n);
 	else if (g->max_unauth_per_addr && count_unauthed_from(s, key) >= g->max_unauth_per_addr)
 		snprintf(why, cap, "too many connections from %s awaiting authentication "
@@ -419,8 +461,12 @@ static void admission_refusal(struct daemon_state *s, const char *key, char *why
 }
 
 /* In a freshly forked child: what belongs to the daemon is closed. */
+/* What a forked child must not keep of the daemon's: its listener, the other
+ * children's status channels, and the daemon's way of waiting for SIGCHLD. */
 static void drop_inherited(struct daemon_state *s)
 {
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
 	close(s->lfd);
 	for (size_t i = 0; i < s->nkids; i++)
 		if (s->kids[i].status_fd >= 0)
@@ -480,7 +526,7 @@ static void admit(struct daemon_state *s, struct child *k)
 {
 	unsigned max = s->d->cfg.global.max_connections;
 	struct penalty *p = penalty_find(s, k->key);
-	int ok = !max || count_state(s, K_SESSION) < max;
+	int ok = !max || count_sessions(s) < max;
 	char reply = ok ? 'Y' : 'N';
 
 	if (p)
@@ -693,7 +739,7 @@ int daemon_run(struct daemon *d)
 			who[n] = &s->kids[i];
 			pfds[n++] = (struct pollfd){ .fd = s->kids[i].status_fd, .events = POLLIN };
 		}
-		int r = poll(pfds, n, next_wakeup(s));
+		int r = wait_events(pfds, n, next_wakeup(s));
 		if (r > 0) {
 			for (size_t i = 1; i < n; i++)
 				if (pfds[i].revents)

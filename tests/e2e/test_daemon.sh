@@ -34,6 +34,16 @@ grep -q "server busy" "$T/last.err" || { cat "$T/last.err"; fail "busy refusal n
 kill $slow 2> /dev/null || true
 wait $slow 2> /dev/null || true
 
+note "an ended session frees its slot at once and is reaped (no zombie until a tick)"
+# The daemon used to reap on a 1 s tick: a session that had ended still held
+# the only slot (the next client was refused as busy) and sat as a zombie.
+for i in 1 2 3 4 5; do
+  expect_rc 0 ferry_c ls "$(url m)"
+  sleep 0.3
+  z=$(ps --ppid "$SERVER_PID" -o pid=,stat= | awk '$2 ~ /^Z/' || true)
+  [ -z "$z" ] || fail "round $i: session process not reaped 0.3 s after its client ended: $z"
+done
+
 note "SIGHUP reloads the configuration"
 mkdir -p "$T/mod2"
 printf '[second]\npath = %s/mod2\n' "$T" >> "$T/ferry.conf"
