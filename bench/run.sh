@@ -874,7 +874,7 @@ fi
 W8_FAILED=0
 if sec_on w8 && [ "$NO_FERRY" != 1 ]; then
   if [ "$SMOKE" = 1 ]; then   # tiny, and without borg and restic (not in make deps)
-    export W8_FILES=${W8_FILES:-300} W8_MB=${W8_MB:-3} W8_DAYS=${W8_DAYS:-3} W8_NOOP=${W8_NOOP:-2}
+    export W8_FILES=${W8_FILES:-300} W8_MB=${W8_MB:-3} W8_DAYS=${W8_DAYS:-3} W8_NOOP=${W8_NOOP:-2} W8_RESTORES=${W8_RESTORES:-1}
     export W8_TOOLS=${W8_TOOLS:-"ferry rsync-ld"}
   fi
   log "W8 (bench/w8.sh)"
