@@ -56,9 +56,6 @@ fuzz: deps
 # end emulated against the native other): what depends on the CPU (byte order,
 # 32-bit sizes, the cipher without AES instructions, the jail's syscalls).
 CROSS_E2E ?= tree sparse delete interrupt protection escape auth deep evil_memory delta resume compress metadata snapshots
-# run in the first listed mode only (none here: sparse and deep are skipped below
-# in all modes but emu-server)
-CROSS_ONE_MODE ?=
 # mode:test pairs left out: where the emulated side is the client, the box's
 # jail (escape) is the native one the native suite tests; compress, resume,
 # protection, interrupt and delta are about the two byte orders meeting,
@@ -74,7 +71,7 @@ CROSS_SKIP ?= emu-client:escape emulated:compress emulated:resume emulated:escap
 cross-mips: build
 	@FERRY_NATIVE=$(CURDIR)/$(BUILD)/ferry FERRY_TOOLS=$(CURDIR)/$(BUILD)/tests \
 	  FERRY_E2E_TESTS="$(foreach t,$(CROSS_E2E),$(CURDIR)/tests/e2e/test_$(t).sh)" \
-	  FERRY_E2E_ONE_MODE="$(CROSS_ONE_MODE)" FERRY_E2E_SKIP="$(CROSS_SKIP)" SNAP_QUICK=1 \
+	  FERRY_E2E_SKIP="$(CROSS_SKIP)" SNAP_QUICK=1 \
 	  scripts/cross/check.sh mips
 
 # One real, fully written file of 4 GiB + 1 MiB pushed to the emulated MIPS

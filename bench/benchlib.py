@@ -129,7 +129,7 @@ def cmd_post(root, base, timeout):
         ticks, d = tree_ticks(root, procs)
         # a zombie has ended: its CPU is final and counted here (a daemon
         # that reaps it late, as rsyncd does on its next tick, adds nothing)
-        live = {p for p in d if procs.get(p, (0, 0, 0, 'Z'))[3] != 'Z'}
+        live = {p for p in d if procs[p][3] != 'Z'}
         if live <= base or time.time() - t0 > float(timeout):
             break
         time.sleep(0.01)

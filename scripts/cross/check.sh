@@ -25,7 +25,7 @@
 #                                built in .cross/build-native
 #   FERRY_E2E_MODES              default "emulated emu-server emu-client"
 #   FERRY_E2E_TESTS              glob, default "$FERRY_SRC/tests/e2e/test_*.sh"
-#   FERRY_E2E_ONE_MODE           test names (without test_) run in the first mode only
+#   FERRY_E2E_SKIP               MODE:NAME pairs (NAME without test_) not run
 #   FERRY_E2E_TIMEOUT            seconds per test script, default 300
 # Exit status: 0 when everything that ran passed.
 set -euo pipefail
@@ -96,10 +96,6 @@ if [ $RUN_E2E = 1 ]; then
       esac
       for t in "${tests[@]}"; do
         name=$(basename "$t" .sh); log=$LOGS/e2e-$mode-$name.log; t0=$SECONDS
-        # the slow ones that test the box's side alone: the first mode only
-        if [[ " ${FERRY_E2E_ONE_MODE:-} " == *" ${name#test_} "* ]] && [ "$mode" != "${modes%% *}" ]; then
-          continue
-        fi
         # mode:name pairs that repeat what another mode already covers
         if [[ " ${FERRY_E2E_SKIP:-} " == *" $mode:${name#test_} "* ]]; then
           continue

@@ -460,7 +460,6 @@ static void admission_refusal(struct daemon_state *s, const char *key, char *why
 		snprintf(why, cap, "server busy: %zu connections", s->nkids);
 }
 
-/* In a freshly forked child: what belongs to the daemon is closed. */
 /* What a forked child must not keep of the daemon's: its listener, the other
  * children's status channels, and the daemon's way of waiting for SIGCHLD. */
 static void drop_inherited(struct daemon_state *s)
