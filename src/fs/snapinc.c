@@ -308,6 +308,18 @@ static void undo_parent(const struct jail *mod, int dirs, const struct snaprec *
 	close(fd);
 }
 
+/* The kept version renamed straight over what the push left: a reader of
+ * the latest tree sees the new file or the old one, never neither (removing
+ * first left a gap that a client listing during the undo could fall into).
+ * Only a directory on either side needs the remove first: -1 then. */
+static int put_back(int obj, const char *hex, int dfd, const char *leaf)
+{
+	struct stat st;
+	if (fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
+		return -1;
+	return renameat(obj, hex, dfd, leaf);
+}
+
 /* One record, undone; what cannot be is said and passed over. */
 static void undo(const struct jail *mod, int obj, int dirs, const struct snaprec *r)
 {
@@ -330,6 +342,8 @@ static void undo(const struct jail *mod, int obj, int dirs, const struct snaprec
 	}
 	if (r->kind == SNAP_META) {
 		undo_meta(dfd, leaf, obj, hex);
+	} else if (r->kind == SNAP_OLD && put_back(obj, hex, dfd, leaf) == 0) {
+		;
 	} else if (fs_remove_tree(dfd, leaf) < 0) {
 		log_warn("undoing %s: %s", fs_quote(q, r->path, strlen(r->path)), err_msg());
 	} else if (r->kind == SNAP_OLD && renameat(obj, hex, dfd, leaf) < 0) {

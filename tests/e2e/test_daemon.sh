@@ -33,6 +33,13 @@ expect_rc 5 ferry_c ls "$(url m)"
 grep -q "server busy" "$T/last.err" || { cat "$T/last.err"; fail "busy refusal not explained"; }
 kill $slow 2> /dev/null || true
 wait $slow 2> /dev/null || true
+# The slow push's session notices its client is gone on its own time (its
+# next read); the next section starts once it has ended.
+for _ in $(seq 1 100); do
+  [ -z "$(ps --ppid "$SERVER_PID" -o pid= || true)" ] && break
+  sleep 0.05
+done
+[ -z "$(ps --ppid "$SERVER_PID" -o pid= || true)" ] || fail "the killed push's session still runs 5 s later"
 
 note "an ended session frees its slot at once and is reaped (no zombie until a tick)"
 # The daemon used to reap on a 1 s tick: a session that had ended still held

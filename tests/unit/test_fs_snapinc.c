@@ -2,12 +2,15 @@
 /* A push's increment (fs/snapinc.h) undone after a kill, and the undo itself
  * killed half-way and run again: a directory that became a file is logged
  * as kept, then added, so an undo that replayed records it had already
- * undone would remove the directory it had just put back. */
+ * undone would remove the directory it had just put back. And the undo of a
+ * replaced file never removes its name first: a client listing the latest
+ * tree during the undo saw the file missing (the fault campaign caught it). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/inotify.h>
 #include <sys/wait.h>
 
 #include "fs/jail.h"
@@ -100,6 +103,56 @@ static void test_undo_twice(void **state)
 	close(rfd);
 }
 
+/* Undoing a replaced file renames the kept version over the new one: the
+ * name is never deleted on the way (inotify would see IN_DELETE). */
+static void test_undo_never_hides(void **state)
+{
+	struct fx *f = *state;
+	char root[128], buf[16] = { 0 };
+	struct jail mod;
+	struct snapinc s;
+
+	snprintf(root, sizeof root, "%s/outside", f->top);
+	int rfd = open(root, O_RDONLY | O_DIRECTORY);
+	assert_true(rfd >= 0);
+	put(rfd, "f", "old");
+	assert_int_equal(jail_open(&mod, root), 0);
+	assert_int_equal(snapinc_begin(&s, &mod, "t"), 0);
+	assert_int_equal(snapinc_added(&s, "x"), 0);
+	put(rfd, "x", "x");
+	assert_int_equal(snapinc_commit(&s), 0);
+
+	/* a push that replaces f as the receiver does (kept by a link, the new
+	 * version renamed over it), killed before its commit */
+	assert_int_equal(snapinc_begin(&s, &mod, "t"), 0);
+	assert_int_equal(snapinc_keep(&s, rfd, "f", "f", 0), 0);
+	put(rfd, ".ferry-tmp", "new");
+	assert_int_equal(renameat(rfd, ".ferry-tmp", rfd, "f"), 0);
+	leave(&s);
+
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, root, IN_DELETE) >= 0);
+	recover(&mod);
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n = read(in, ev, sizeof ev);
+	for (ssize_t at = 0; n > 0 && at < n;) {
+		const struct inotify_event *e = (const void *)(ev + at);
+		if (e->len && strcmp(e->name, "f") == 0)
+			fail_msg("the undo deleted f before putting its old version back");
+		at += (ssize_t)sizeof *e + e->len;
+	}
+	close(in);
+
+	int ffd = openat(rfd, "f", O_RDONLY);
+	assert_true(ffd >= 0);
+	assert_int_equal(read(ffd, buf, sizeof buf - 1), 3);
+	assert_string_equal(buf, "old");
+	close(ffd);
+	jail_close(&mod);
+	close(rfd);
+}
+
 /* A daemon that is not root removes a 0555 directory from its history
  * (fs_remove_tree_force), where a plain removal fails: run as nobody. */
 static void test_force_removal(void **state)
@@ -150,6 +203,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_undo_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_undo_never_hides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_force_removal, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
