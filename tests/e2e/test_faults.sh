@@ -104,7 +104,8 @@ start_ns
 # ferry serve under `ip netns exec`: the pid is the daemon's (exec)
 ferry_c push -r "$T/old/" "$(nurl s/)" > /dev/null 2> "$T/re.err" || { cat "$T/re.err"; fail "first push to the snapshot module"; }
 
-# check_tree DIR WHY: every file is its old or its new version
+# check_tree DIR WHY [versions]: every file is its old or its new version
+# (with "versions", only that: a session may still be ending)
 check_tree() {
   local dir=$1 why=$2 f got
   (cd "$dir" && find . -path ./.ferry-history -prune -o -type f ! -name '.ferry-part.*' ! -name .fill \
@@ -115,6 +116,7 @@ check_tree() {
   done < "$T/got.sums"
   [ "$(wc -l < "$T/got.sums")" = "$(wc -l < "$T/old.sums")" ] ||
     fail "$why: $(wc -l < "$T/got.sums") files where there were $(wc -l < "$T/old.sums")"
+  [ "${3:-}" != versions ] || return 0
   local tmp
   tmp=$(find "$dir" -path "$dir/.ferry-history" -prune -o -name '.ferry-*' ! -name '.ferry-part.*' -print |
     head -n1)
@@ -258,6 +260,15 @@ for run in $(seq 1 "$RUNS"); do
     start_ns; echo "+0" > "$T/mod/.faketime"
   fi
   [ "$kind" = kill-daemon ] && sleep 0.5   # orphaned sessions end by their I/O timeout or finish
+  if [ "$kind" = kill-client ]; then
+    # what a reader sees while the session is still undoing or cleaning up,
+    # then the state it settles in (its end, within the I/O timeout)
+    check_tree "$dst" "$why, while the session ends" versions
+    for _ in $(seq 1 $((IO * 20 + 20))); do
+      [ -z "$(ps --ppid "$SERVER_PID" -o pid= || true)" ] && break
+      sleep 0.05
+    done
+  fi
   check_tree "$dst" "$why"
   serves_soon "$why"
   [ $snap = 1 ] && check_snaps "$why, after the fault"
