@@ -2,7 +2,11 @@
 /* libFuzzer harness for what a snapshot reader takes from the disk: an
  * increment's index (fs/snapidx.h; a damaged or hostile file must give
  * "not found" or an error, never a crash or a loop) and a snapshot's info
- * (fs/snapstore.h). The input is written as idx.0 and as info. */
+ * (fs/snapstore.h). The input is written as idx.0 and as info. And what a
+ * client names a snapshot by (MODULE@SEL: a name, "latest", "-N", a time
+ * prefix), selected among three; a name the store accepts, as the latest
+ * one that the next snapshot's name must come after. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +52,31 @@ static int count(void *ctx, const char *name, size_t len)
 	return 0;
 }
 
+static void names(const uint8_t *data, size_t size)
+{
+	static const struct snapinfo three[3] = {
+		{ .name = "2026-11-30T120000Z-a", .time = 1764504000 },
+		{ .name = "2026-12-01T000000Z-b", .time = 1764547200 },
+		{ .name = "2026-12-03T235959Z-a", .time = 1764806399 },
+	};
+	char sel[SNAP_NAME_MAX + 8], next[SNAP_NAME_MAX];
+	size_t len = size < sizeof sel - 1 ? size : sizeof sel - 1;
+
+	memcpy(sel, data, len);
+	sel[len] = '\0';
+	int i = snapstore_select(three, 3, sel);
+	if (i >= 3 || (i < 0 && i != -ENOENT))
+		abort();
+	if (snapstore_name_ok(sel)) {
+		snapstore_name(next, 1764806399, "c", sel);
+		/* the next name always sorts after the last, up to the last
+		 * second a four-digit year can name */
+		if (!snapstore_name_ok(next) ||
+		    (strcmp(next, sel) <= 0 && strncmp(sel, "9999-12-31T235959Z", 18)))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int dir = dirfd_once();
@@ -56,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct snapinfo si;
 	size_t kids = 0;
 
+	names(data, size);
 	if (dir < 0 || put(dir, "idx.0", data, size) < 0)
 		return 0;
 	snapidx_decode((const char *)data, size, &r);

@@ -61,6 +61,8 @@ int snapstore_lock(int hist, int exclusive)
 	return fd;
 }
 
+static int64_t time_of(const char *name);
+
 int snapstore_name_ok(const char *name)
 {
 	size_t n = strlen(name);
@@ -76,26 +78,38 @@ int snapstore_name_ok(const char *name)
 	for (size_t i = TIME_LEN + 1; i < n; i++)
 		if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '-')
 			return 0;
-	return 1;
+	return time_of(name) >= 0;
 }
+
+/* The last second a name's four-digit year can say. */
+#define TIME_LAST INT64_C(253402300799)   /* 9999-12-31T235959Z */
 
 static void time_part(char out[TIME_LEN + 1], int64_t t)
 {
-	time_t tt = (time_t)t;
+	time_t tt = (time_t)(t < 0 ? 0 : t > TIME_LAST ? TIME_LAST : t);
 	struct tm tm;
 	gmtime_r(&tt, &tm);
 	strftime(out, TIME_LEN + 1, "%Y-%m-%dT%H%M%SZ", &tm);
 }
 
+/* A name's time, or -1 when its time part is not a real UTC time (month 0,
+ * February 31st): a name made by hand or damaged, which would not keep the
+ * order of names and times that the history relies on. */
 static int64_t time_of(const char *name)
 {
-	struct tm tm = { 0 };
+	struct tm tm = { 0 }, back;
 	if (sscanf(name, "%4d-%2d-%2dT%2d%2d%2dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
 		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
-		return 0;
+		return -1;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
-	return (int64_t)timegm(&tm);
+	struct tm want = tm;
+	time_t t = timegm(&tm);
+	if (t < 0 || !gmtime_r(&t, &back) || back.tm_year != want.tm_year || back.tm_mon != want.tm_mon ||
+	    back.tm_mday != want.tm_mday || back.tm_hour != want.tm_hour ||
+	    back.tm_min != want.tm_min || back.tm_sec != want.tm_sec)
+		return -1;
+	return (int64_t)t;
 }
 
 void snapstore_name(char out[SNAP_NAME_MAX], int64_t now, const char *client, const char *last)

@@ -185,6 +185,15 @@ static void test_names(void **state)
 	assert_false(snapstore_name_ok("2025-12-03T000000Z-"));
 	assert_false(snapstore_name_ok("2025-12-03T000000Z-a/b"));
 	assert_false(snapstore_name_ok("2025-12-03T000000Z-.."));
+	/* a time that is not one (a name made by hand): it would sort before
+	 * the next snapshot's name, which comes from its normalised time */
+	assert_false(snapstore_name_ok("2026-00-15T000000Z-a"));
+	assert_false(snapstore_name_ok("2026-02-31T000000Z-a"));
+	assert_false(snapstore_name_ok("2026-12-03T246000Z-a"));
+	assert_true(snapstore_name_ok("2024-02-29T235959Z-a"));
+	/* the last second a four-digit year names: the next name stays valid */
+	snapstore_name(b, 1764720000, "x", "9999-12-31T235959Z-a");
+	assert_string_equal(b, "9999-12-31T235959Z-x");
 	const char *names[] = { "2026-11-29T230000Z-a", "2026-11-30T080000Z-a",
 				"2026-11-30T200000Z-b", "2026-12-02T010000Z-a" };
 	for (int i = 0; i < 4; i++)
