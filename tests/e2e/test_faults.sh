@@ -63,7 +63,10 @@ ip addr add "$A/30" dev "vf$$"; ip link set "vf$$" up
 ip -n "$NS" addr add "$B/30" dev "pf$$"; ip -n "$NS" link set "pf$$" up; ip -n "$NS" link set lo up
 mkdir -p "$T/small"
 mount -t tmpfs -o size=12m ferry-faults "$T/small"
+FAKED=()   # daemons run under libfaketime: a killed one leaves its /dev/shm segment
 undo() {
+  local p
+  for p in "${FAKED[@]}"; do rm -f "/dev/shm/faketime_shm_$p" "/dev/shm/sem.faketime_sem_$p"; done
   umount -l "$T/small" 2> /dev/null || true
   ip link del "vf$$" 2> /dev/null || true
   ip netns del "$NS" 2> /dev/null || true
@@ -201,6 +204,7 @@ for run in $(seq 1 "$RUNS"); do
     echo "+0" > "$T/mod/.faketime"
     start_ns LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$T/mod/.faketime" \
       FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1
+    FAKED+=("$SERVER_PID")
     step=+2d; [ $((RANDOM % 2)) = 0 ] && step=-2d
     why="$why, $step"
   fi
