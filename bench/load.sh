@@ -117,9 +117,17 @@ row "L2: the $((CLIENTS + 1))th client while $CLIENTS sessions are held" \
 
 # ------------------------------------------------------------------ L3
 log "L3: $SEQ sessions one after another"
-sleep 0.5   # the held sessions' processes are reaped
+# the daemon holds a session's status fd until it has reaped it: its fds are
+# read when it has no child left
+no_sessions() {
+  for _ in $(seq 1 200); do
+    [ -z "$(ps --ppid "$SRV" -o pid= || true)" ] && return 0
+    sleep 0.05
+  done
+}
+no_sessions   # the held sessions' processes are reaped
 fc ls "$URL/" > /dev/null 2>&1
-sleep 0.2
+no_sessions
 rss1=$(rss_kb) fd1=$(nfds)
 t0=$(now)
 fails=0
@@ -131,7 +139,7 @@ for i in $(seq 2 "$SEQ"); do
   fi
 done
 t1=$(now)
-sleep 0.2
+no_sessions
 rss2=$(rss_kb) fd2=$(nfds)
 rate=$(python3 -c "print(f'{($SEQ - 1) / ($t1 - $t0):.0f}')")
 v=FAIL; [ "$fails" = 0 ] && [ "$fd1" = "$fd2" ] && [ "$rss2" -le $((rss1 + 64)) ] && v=PASS

@@ -134,9 +134,11 @@ P_FERRY=$!; PIDS="$PIDS $P_FERRY"
 printf 'use chroot = no\n[box]\npath = %s\nread only = no\nuid = root\ngid = root\n' "$BOX/rsync" > "$W/rsyncd.conf"
 rsync --daemon --no-detach --port "$PR" --address 127.0.0.1 --config "$W/rsyncd.conf" &
 P_RSYNC=$!; PIDS="$PIDS $P_RSYNC"
-sleep 0.5
 FC=(--identity "$W/fh/c/id_ferry" --known-hosts "$W/fh/c/kh" --accept-new)
-"$FERRY" ls "${FC[@]}" "ferry://127.0.0.1:$PF/m/" > /dev/null 2>&1 || { cat "$W/ferry.log" >&2; echo "w8: ferry did not start" >&2; exit 1; }
+up() { for _ in $(seq 1 100); do "$@" > /dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
+up "$FERRY" ls "${FC[@]}" "ferry://127.0.0.1:$PF/m/" || { cat "$W/ferry.log" >&2; echo "w8: ferry did not start" >&2; exit 1; }
+up rsync "rsync://127.0.0.1:$PR/" || { echo "w8: rsyncd did not start" >&2; exit 1; }
+up bash -c "exec 3<> /dev/tcp/127.0.0.1/$PS" || { cat "$W/sshd.log" >&2; echo "w8: sshd did not start" >&2; exit 1; }
 export BORG_RSH="$SSH" BORG_PASSPHRASE=w8 BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes
 export BORG_RELOCATED_REPO_ACCESS_IS_OK=yes RESTIC_PASSWORD=w8
 BORG_REPO="ssh://root@127.0.0.1:$PS$BOX/borg"

@@ -104,6 +104,17 @@ stop_server() {
   SERVER_PID=
 }
 
+# wait_sessions: until no child of the daemon still runs (a session outlives
+# its client for a moment: it reads the last message, cleans up, exits). A
+# zombie is not waited for: that the daemon reaps at once is tested.
+wait_sessions() {
+  for _ in $(seq 1 200); do
+    [ -z "$(ps --ppid "$SERVER_PID" -o stat= | grep -v '^Z' || true)" ] && return 0
+    sleep 0.05
+  done
+  fail "a session of the daemon still runs 10 s later"
+}
+
 # url MODULE[/PATH]
 url() { echo "ferry://127.0.0.1:$PORT/$1"; }
 

@@ -130,6 +130,13 @@ check_tree() {
 # and the box's verify pass finds every stored file intact
 check_snaps() {
   local snap n=0
+  # the push's session prunes (keep last = 4) after its client is done:
+  # listing while it does could name a snapshot that is gone a moment later.
+  # Sessions orphaned by kill-daemon are not the new daemon's children.
+  for _ in $(seq 1 200); do
+    [ "$(pgrep -fc "serve --config $T/ferry.conf" || true)" -le 1 ] && break
+    sleep 0.05
+  done
   ferry_c ls "$(nurl s@)" > "$T/snaps" 2> "$T/re.err" || { cat "$T/re.err" >&2; fail "$1: cannot list the snapshots"; }
   for snap in $(awk 'NR > 1 || !/SNAPSHOT/ {print $1}' "$T/snaps" | grep -E '^[0-9]{4}-'); do
     rm -rf "$T/restore"

@@ -35,7 +35,7 @@ mkdir -p "$T/bigsrc" "$T/empty"
 head -c $((24 << 20)) /dev/urandom > "$T/bigsrc/big"
 # shellcheck disable=SC2086
 $FERRY_CLIENT push --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" \
-  --accept-new --bwlimit 6M "$T/bigsrc/" "$(url m/shared)" > "$T/slow.out" 2>&1 &
+  --accept-new --bwlimit 3M "$T/bigsrc/" "$(url m/shared)" > "$T/slow.out" 2>&1 &
 slow=$!
 for _ in $(seq 1 200); do
   ls -a "$T/mod/shared" 2> /dev/null | grep -q '^\.ferry-' && break

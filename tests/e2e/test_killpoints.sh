@@ -35,7 +35,9 @@ one_kill() {
     kill -9 $pid 2> /dev/null || true
   else
     spid=$(session_pid)
-    [ -n "$spid" ] && kill -9 "$spid" 2> /dev/null || true
+    # this transfer's session, not a pid an earlier one had (root kills anything)
+    [ -n "$spid" ] && [ "$(ps -o ppid= -p "$spid" | tr -d ' ')" = "$SERVER_PID" ] &&
+      kill -9 "$spid" 2> /dev/null || true
   fi
   wait $pid 2> /dev/null || true
 }

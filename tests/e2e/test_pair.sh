@@ -87,6 +87,8 @@ wait $MITM || true
 grep -q "wrong pairing code (2 tries left)" "$T/last.err" || { cat "$T/last.err" "$T/mitm.err"; fail "the middle was not caught"; }
 grep -q "relayed" "$T/mitm.err" || { cat "$T/mitm.err"; fail "the man in the middle did not relay"; }
 not_added "man in the middle"
+# the box tells the client before it logs
+for _ in $(seq 1 100); do grep -q "wrong code from" "$T/pair.err" && break; sleep 0.05; done
 grep -q "wrong code from" "$T/pair.err" || fail "the box did not log the failed try"
 
 note "the right code, through the real box: key added, host pinned"

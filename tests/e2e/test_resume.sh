@@ -64,7 +64,7 @@ for mod in m r; do   # protection none and encrypt
   wait_for "$T/mod/p$mod/.ferry-part.big.bin" $((10 * MIB))
   kill -9 $cpid
   wait $cpid 2> /dev/null || true
-  sleep 0.3   # the session notices the end of the connection and closes the partial
+  wait_sessions   # the session notices the end of the connection and closes the partial
   [ -e "$T/mod/p$mod/big.bin" ] && fail "a partial file under the final name"
   only_partial "$T/mod/p$mod" big.bin
   check_prefix "$T/mod/p$mod/.ferry-part.big.bin" "$src/big.bin"
@@ -123,7 +123,7 @@ cpid=$!
 wait_for "$T/mod/px/.ferry-part.big.bin" $((8 * MIB))
 kill -9 "$PROXY_PID"
 wait $cpid 2> /dev/null && fail "the client did not notice the cut"
-sleep 0.3
+wait_sessions
 only_partial "$T/mod/px" big.bin
 part=$(size_of "$T/mod/px/.ferry-part.big.bin")
 ferry_v push --stats "$src/big.bin" "$(url r/px/)" > "$T/out" 2>&1 || fail "rerun: $(cat "$T/out")"
@@ -140,7 +140,7 @@ cpid=$!
 wait_for "$T/mod/ch/.ferry-part.big.bin" $((8 * MIB))
 kill -9 $cpid
 wait $cpid 2> /dev/null || true
-sleep 0.3
+wait_sessions
 head -c $SIZE /dev/urandom > "$src/big.bin"   # another version, same size
 expect_rc 0 ferry_c push "$src/big.bin" "$(url r/ch/)"
 cmp "$src/big.bin" "$T/mod/ch/big.bin" || fail "the new source did not arrive"
@@ -161,7 +161,7 @@ find "$T/mod/nr" -name '.ferry-part.*' | grep -q . && fail "--no-resume wrote a 
 sleep 0.5
 kill -9 $cpid
 wait $cpid 2> /dev/null || true
-sleep 0.3
+wait_sessions
 no_temp_files "$T/mod/nr"
 
 # --- pull ---------------------------------------------------------------------

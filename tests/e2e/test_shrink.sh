@@ -23,8 +23,13 @@ for mode in encrypt raw; do
 
   head -c $((48 << 20)) /dev/urandom > "$src/grow.log"
   rc=0
-  # 8 MiB/s: the 48 MiB take about 6 s, so the cut after 1.5 s lands mid-file.
-  (sleep 1.5; truncate -s $((1 << 20)) "$src/grow.log") &
+  # 8 MiB/s: the 48 MiB take about 6 s, so the cut 0.5 s after the file's
+  # temporary appears on the server lands mid-file.
+  (for _ in $(seq 1 200); do
+     ls -a "$T/mod/$mode" 2> /dev/null | grep -q '^\.ferry-' && break
+     sleep 0.05
+   done
+   sleep 0.5; truncate -s $((1 << 20)) "$src/grow.log") &
   cut=$!
   ferry_c push "${args[@]}" --bwlimit 8M "$src/" "$(url "m/$mode")" \
     > "$T/shrink.out" 2> "$T/shrink.err" || rc=$?

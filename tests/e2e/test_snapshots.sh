@@ -158,20 +158,28 @@ head -c 8M /dev/urandom > "$src/zz-big"
 for k in 1 2 3; do
   ferry_c push -a --delete --bwlimit 2M "$src/" "$(url m)/" > /dev/null 2>&1 &
   cpid=$!
-  sleep "0.$((3 + RANDOM % 6))"
+  # killed once its increment has a record (the push has begun changing
+  # the tree), at a random point after that
+  for _ in $(seq 1 200); do
+    [ -s "$T/mod/.ferry-history/snaps/new.tmp/log" ] && break
+    sleep 0.05
+  done
+  sleep "0.$((RANDOM % 6))"
   spid=$(session_pid)
-  kill -9 "$spid" 2> /dev/null || true
+  # the session of this push, not a pid the last one had
+  [ "$(ps -o ppid= -p "$spid" | tr -d ' ')" = "$SERVER_PID" ] && kill -9 "$spid"
   wait $cpid 2> /dev/null || true
+  wait_sessions
 done
 [ "$(nsnaps m)" = "$DAYS" ] || fail "a killed push left a snapshot"
-grep -q "undoing a push to this module that did not finish" "$T/server.log" ||
-  fail "no killed push was undone"
 # before any other push: a restore sees the last snapshot, not the killed
 # push's half (its reader undoes it first)
 for sel in latest -0; do
   rm -rf "$T/r" && ferry_c pull -a "$(url "m@$sel")/" "$T/r" > /dev/null || fail "restore m@$sel after the kills"
   same_tree "$T/m-day$LASTDAY" "$T/r"
 done
+grep -q "undoing a push to this module that did not finish" "$T/server.log" ||
+  fail "no killed push was undone"
 ferry_c push -a --delete "$src/" "$(url m)/" > /dev/null || fail "the push after the kills"
 [ "$(nsnaps m)" = $((DAYS + 1)) ] || fail "$(nsnaps m) snapshots after the push that followed the kills"
 diff -r --no-dereference -x .ferry-history "$src" "$T/mod" > /dev/null ||

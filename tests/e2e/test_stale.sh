@@ -7,9 +7,15 @@
 # behind a symlink.
 . "$(dirname "$0")/lib.sh"
 
-AGE=2   # seconds: ctime counts too, and no test can make an old ctime
+# seconds: ctime counts too, and no test can make an old ctime. Partials get
+# AGE+5. Made at 0 s, the old files; at AGE+1, the young partial; at 2*AGE+3,
+# the fresh temporaries, just before the daemon starts. Each is then on its
+# side of its limit by 2 s or more, plus or minus the time the sweep takes to
+# begin (it runs at the lowest priority after the daemon starts, which takes
+# a while on a loaded machine or under ASan)
+AGE=4
 write_config
-sed -i "/^\[global\]$/a stale temporaries = ${AGE}s\nstale partials = $((AGE + 3))s" "$T/ferry.conf"
+sed -i "/^\[global\]$/a stale temporaries = ${AGE}s\nstale partials = $((AGE + 5))s" "$T/ferry.conf"
 deep=$T/mod/a/b/c/d/e/f/g/h
 mkdir -p "$deep" "$T/outside" "$T/mod/.ferry-Dir123.x"
 # the disk test's directory of a ferry bench whose daemon was killed (at the
@@ -37,8 +43,8 @@ locker=$!
 touch -h -d '2 days ago' "$old" "$deep/.ferry-Lk34Ef.link" "$T/mod/.ferry-notes" \
   "$T/mod/a/.ferry-ab12.short" "$T/outside/.ferry-Ou56Gh.x" "$T/mod/.ferry-Dir123.x"
 sleep $((AGE + 1))
-echo young > "$T/mod/a/b/.ferry-part.young.bin"   # written AGE+1 s before the sweep: kept
-sleep 3
+echo young > "$T/mod/a/b/.ferry-part.young.bin"   # older than AGE at the sweep, younger than AGE+5: kept
+sleep $((AGE + 2))
 # A temporary in progress: fresh, or with the source's old mtime already set
 # just before its rename (its ctime is fresh then).
 echo writing > "$T/mod/a/b/.ferry-Fr3sh0.new"
@@ -47,7 +53,7 @@ touch -d '2 days ago' "$T/mod/a/b/c/.ferry-Lnd1ng.file"
 
 note "the daemon sweeps its modules at start"
 start_server
-for _ in $(seq 1 100); do
+for _ in $(seq 1 400); do
   grep -q "sweep of module 'm'" "$T/server.log" && break
   sleep 0.05
 done
