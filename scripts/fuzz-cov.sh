@@ -20,7 +20,7 @@ declare -A TARGET=(
   [fuzz_proto_zchunk]="src/proto/zchunk.c"
   [fuzz_util_filter]="src/util/filter.c"
   [fuzz_util_config]="src/util/config.c"
-  [fuzz_fs_snapidx]="src/fs/snapidx.c"
+  [fuzz_fs_snapidx]="src/fs/snapidx.c src/fs/snapstore.c"
 )
 mkdir -p "$B/cov"
 echo "| harness | corpus inputs | file | lines covered | functions covered |"
