@@ -275,15 +275,32 @@ static void child_report(int fd, char what)
 }
 
 /* The child's side of the admission: after 'A' the daemon answers whether a
- * `max connections` slot is free. No answer in time counts as no. */
+ * `max connections` slot is free. No answer in time counts as no. A daemon
+ * that died first (its end closed, no answer) counts as yes: its sessions
+ * are processes of their own and finish, and this one was already accepted;
+ * refusing it "busy" would be a false reason (the fault campaign's
+ * kill-daemon runs met it). */
+static pid_t parent_daemon;   /* the daemon's, as its children know it */
+
 static int await_admission(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	char c = 0;
+	ssize_t n = -1;
 
 	while (poll(&p, 1, ADMIT_WAIT_MS) < 0 && errno == EINTR)
 		;
-	return (p.revents & POLLIN) && read(fd, &c, 1) == 1 && c == 'Y';
+	if (p.revents & (POLLIN | POLLHUP))
+		n = read(fd, &c, 1);
+	/* a dying process closes its files before its children are handed on:
+	 * the end of the channel may come a moment before getppid() shows it */
+	int orphan = 0;
+	for (int t = 0; n == 0 && !orphan && t < 100; t++)
+		if (!(orphan = getppid() != parent_daemon))
+			poll(NULL, 0, 2);
+	if (orphan)
+		log_warn("the daemon ended during this session's admission: it goes on");
+	return orphan || (n == 1 && c == 'Y');
 }
 
 struct auth_ctx {
@@ -543,6 +560,12 @@ static void read_status(struct daemon_state *s, struct child *k)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n == 1 && c == 'A' && k->state == K_UNAUTH) {
+#ifdef FERRY_TEST_HOOKS
+		/* test builds (test_daemon): the daemon dies as a session waits
+		 * for its slot */
+		if (getenv("FERRY_TEST_DIE_AT_ADMIT"))
+			_exit(9);
+#endif
 		admit(s, k);
 		return;   /* the child closes its end next */
 	}
@@ -704,6 +727,7 @@ int daemon_run(struct daemon *d)
 	if (!s)
 		return err_set(-ENOMEM, "out of memory");
 	s->d = d;
+	parent_daemon = getpid();
 	s->lfd = open_listener(d->cfg.global.listen, shown, sizeof shown);
 	if (s->lfd < 0) {
 		int rc = s->lfd;

@@ -77,4 +77,17 @@ rc=0
 wait "$SERVER_PID" || rc=$?
 SERVER_PID=
 [ $rc -eq 0 ] || fail "daemon exited $rc on SIGTERM"
+
+note "a daemon that dies while a session waits for its slot: the session goes on"
+# (a test-build hook ends the daemon when the session reports its key
+# accepted; such a session was refused "server busy", a false reason)
+write_config   # the last section left a bad line in it
+FERRY_TEST_DIE_AT_ADMIT=1 start_server
+echo admitted > "$T/src/orphan"
+expect_rc 0 ferry_c push "$T/src/orphan" "$(url m/)"
+cmp "$T/src/orphan" "$T/mod/orphan" || fail "the orphaned session did not write the file"
+grep -q "the daemon ended during this session's admission" "$T/server.log" ||
+  { cat "$T/server.log"; fail "the session did not say why it went on"; }
+wait "$SERVER_PID" 2> /dev/null || true
+SERVER_PID=
 echo "PASS"
