@@ -274,14 +274,27 @@ static void child_report(int fd, char what)
 		log_debug("status channel: %s", strerror(errno));
 }
 
+static pid_t parent_daemon;   /* the daemon's, as its children know it */
+
+/* 1 once this child has a parent other than the daemon. A dying process
+ * closes its files before its children are handed on: the end of the
+ * status channel may come a moment before getppid() shows it. */
+static int daemon_gone(void)
+{
+	for (int t = 0; t < 100; t++) {
+		if (getppid() != parent_daemon)
+			return 1;
+		poll(NULL, 0, 2);
+	}
+	return 0;
+}
+
 /* The child's side of the admission: after 'A' the daemon answers whether a
  * `max connections` slot is free. No answer in time counts as no. A daemon
  * that died first (its end closed, no answer) counts as yes: its sessions
  * are processes of their own and finish, and this one was already accepted;
  * refusing it "busy" would be a false reason (the fault campaign's
  * kill-daemon runs met it). */
-static pid_t parent_daemon;   /* the daemon's, as its children know it */
-
 static int await_admission(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -292,15 +305,11 @@ static int await_admission(int fd)
 		;
 	if (p.revents & (POLLIN | POLLHUP))
 		n = read(fd, &c, 1);
-	/* a dying process closes its files before its children are handed on:
-	 * the end of the channel may come a moment before getppid() shows it */
-	int orphan = 0;
-	for (int t = 0; n == 0 && !orphan && t < 100; t++)
-		if (!(orphan = getppid() != parent_daemon))
-			poll(NULL, 0, 2);
-	if (orphan)
+	if (n == 0 && daemon_gone()) {
 		log_warn("the daemon ended during this session's admission: it goes on");
-	return orphan || (n == 1 && c == 'Y');
+		return 1;
+	}
+	return n == 1 && c == 'Y';
 }
 
 struct auth_ctx {
