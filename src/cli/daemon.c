@@ -424,7 +424,8 @@ static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr
 		end_unjudged(&ac, rc);
 	else if (rc < 0)
 		log_err("session failed: %s", clean(err_msg(), buf, sizeof buf));
-	chan_free(ch);
+	chan_free(ch);   /* the client sees the end here */
+	server_session_after();
 	free(peer);
 	return rc < 0 ? 1 : 0;
 }

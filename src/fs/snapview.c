@@ -15,6 +15,7 @@
 #include "fs/quote.h"
 #include "fs/snapidx.h"
 #include "util/err.h"
+#include "util/priority.h"
 
 #define VIEW_PREFIX "view."
 #define MAX_DEPTH 512   /* one fd per level is held while a view is made */
@@ -43,6 +44,7 @@ struct where {
 	size_t upto;
 	int meta_inc;           /* -1, or the increment whose object has its metadata */
 	uint32_t meta_obj;
+	struct stat st;         /* of fd/name, when resolve() found it */
 };
 
 static int obj_dir(const struct view *v, size_t i)
@@ -82,8 +84,7 @@ static int resolve(const struct view *v, int dirfd, size_t upto, const char *nam
 		w->upto = i;
 		break;
 	}
-	struct stat st;
-	if (fstatat(w->fd, w->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (fstatat(w->fd, w->name, &w->st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (w->own)
 			close(w->fd);
 		return errno == ENOENT ? 0 : err_sys(-errno, "%s", v->path);
@@ -251,15 +252,12 @@ static int make_dir(struct view *v, const struct where *w, int vdir, const char 
 	return rc;
 }
 
+/* w as resolve() found it */
 static int make_entry(struct view *v, const struct where *w, int vdir, const char *name)
 {
-	struct stat st;
-
-	if (fstatat(w->fd, w->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return err_sys(-errno, "%s", v->path);
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(w->st.st_mode))
 		return make_dir(v, w, vdir, name);
-	if (w->meta_inc >= 0 && S_ISREG(st.st_mode)) {
+	if (w->meta_inc >= 0 && S_ISREG(w->st.st_mode)) {
 		struct stat old;
 		int rc = meta_of(v, w, &old);
 		if (rc == 0)
@@ -372,6 +370,7 @@ static int make_path(struct view *v, const struct jail *mod, int vroot, const ch
  * a view whose lock can be taken is one nobody reads. A check by pid would
  * need kill(2) on other processes, which a sandboxed session may not. */
 static int view_lock = -1;
+static int view_root = -1;   /* this process's view, kept for snapview_drop */
 
 void snapview_clean(int hist)
 {
@@ -427,9 +426,37 @@ int snapview_make(const struct jail *mod, int hist, int snaps, const struct snap
 	if (rc == 0)
 		rc = make_path(&v, mod, vroot, path);
 	close_incs(&v);
-	close(vroot);
+	if (view_root >= 0)
+		close(view_root);
+	view_root = vroot;
 	snprintf(rel, sizeof rel, SNAP_DIR "/%s", vname);
 	if (rc == 0)
 		rc = jail_open_at(out, mod, rel);
 	return rc;
+}
+
+int snapview_active(void)
+{
+	return view_root >= 0;
+}
+
+int snapview_drop(void)
+{
+	if (view_root < 0)
+		return 0;
+	DIR *d = fdopendir(view_root);
+	int rc = 0;
+
+	if (!d) {
+		close(view_root);
+		view_root = -1;
+		return err_sys(-errno, "removing the snapshot view");
+	}
+	view_root = -1;
+	lowest_priority("removing the snapshot view");
+	for (struct dirent *e; rc == 0 && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			rc = fs_remove_tree_force(dirfd(d), e->d_name);
+	closedir(d);
+	return rc < 0 ? err_wrap(rc, "removing the snapshot view") : 0;
 }

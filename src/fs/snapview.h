@@ -23,7 +23,14 @@
  * snapshot had no `path`. */
 int snapview_make(const struct jail *mod, int hist, int snaps, const struct snapinfo *list,
 		  size_t n, size_t k, const char *path, struct jail *out);
-/* Removes this process's view, and any left by a session that is gone. */
+/* Removes the views left by sessions that are gone (one whose session still
+ * reads it is locked, and stays). */
 void snapview_clean(int hist);
+/* Whether this process made a view (its jail is then the view's root). */
+int snapview_active(void);
+/* Removes what is in this process's view, at the lowest priority: what a
+ * session does once its client is gone, so that no client waits for it (the
+ * next view's snapview_clean removes the empty root and its lock). */
+int snapview_drop(void);
 
 #endif

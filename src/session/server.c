@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fs/quote.h"
+#include "fs/snapview.h"
 #include "proto/msg.h"
 #include "session/benchsrv.h"
 #include "session/conn.h"
@@ -274,7 +275,10 @@ static int confine(const struct server_ctx *sc, const struct m_request *rq, cons
 	/* verify notes how far it got in the module's history */
 	int writes = rq->op == OP_PUSH ||
 		     ((rq->op == OP_BENCH || rq->op == OP_VERIFY) && !mod->read_only);
-	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, writes, devices, rq->op == OP_BENCH)) < 0)
+	/* a snapshot's view is the session's to remove when it ends */
+	enum sandbox_tree tree = writes ? SANDBOX_WRITE :
+				 snapview_active() ? SANDBOX_READ_SCRATCH : SANDBOX_READ;
+	if ((rc = sandbox_enter(sc->sandbox, j->root_fd, tree, devices, rq->op == OP_BENCH)) < 0)
 		return rc;
 #ifdef FERRY_TEST_HOOKS
 	sandbox_test_escape(getenv("FERRY_TEST_ESCAPE"), j->root_fd);
@@ -402,4 +406,10 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	jail_close(&j);
 	free(m);
 	return rc;
+}
+
+void server_session_after(void)
+{
+	if (snapview_drop() < 0)
+		log_warn("%s", err_msg());
 }

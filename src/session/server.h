@@ -27,5 +27,8 @@ struct server_ctx {
 /* 0 when the session ran (file errors included), 1 when the request was
  * refused (the client's key or request was not acceptable), <0 on failure. */
 int server_session(struct channel *ch, const struct server_ctx *sc);
+/* What a session leaves until its connection is closed, so that its client
+ * does not wait for it: removing the view an older snapshot was read from. */
+void server_session_after(void);
 
 #endif

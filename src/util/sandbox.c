@@ -42,6 +42,8 @@ struct ll_path_beneath {
 #define LL_FS_EXECUTE (1ull << 0)
 #define LL_FS_READ_FILE (1ull << 2)
 #define LL_FS_READ_DIR (1ull << 3)
+#define LL_FS_REMOVE_DIR (1ull << 4)
+#define LL_FS_REMOVE_FILE (1ull << 5)
 #define LL_NET_BIND_TCP (1ull << 0)
 #define LL_NET_CONNECT_TCP (1ull << 1)
 #define LL_SCOPE_ABSTRACT_UNIX (1ull << 0)
@@ -129,7 +131,7 @@ static int allow_sysinfo(int rs)
 }
 #endif
 
-static int landlock(int abi, int module_fd, int writable, int devices, int sysinfo)
+static int landlock(int abi, int module_fd, enum sandbox_tree tree, int devices, int sysinfo)
 {
 #ifdef SYS_landlock_create_ruleset
 	struct ll_ruleset_attr a = { .handled_fs = fs_rights(abi) };
@@ -140,7 +142,9 @@ static int landlock(int abi, int module_fd, int writable, int devices, int sysin
 		a.handled_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;   /* and no rule allows them */
 	if (abi >= 6)
 		a.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
-	pb.allowed = writable ? a.handled_fs & ~LL_FS_EXECUTE : LL_FS_READ_FILE | LL_FS_READ_DIR;
+	pb.allowed = tree == SANDBOX_WRITE ? a.handled_fs & ~LL_FS_EXECUTE : LL_FS_READ_FILE | LL_FS_READ_DIR;
+	if (tree == SANDBOX_READ_SCRATCH)
+		pb.allowed |= LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE;
 	if (!devices)
 		pb.allowed &= ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK);
 	if ((rs = (int)ll_create(&a, sizeof a, 0)) < 0)
@@ -156,7 +160,7 @@ static int landlock(int abi, int module_fd, int writable, int devices, int sysin
 #else
 	(void)abi;
 	(void)module_fd;
-	(void)writable;
+	(void)tree;
 	(void)devices;
 	(void)sysinfo;
 	return 0;
@@ -304,7 +308,7 @@ static int seccomp_filter(int devices)
 }
 #endif
 
-int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable, int devices,
+int sandbox_enter(const struct sandbox_caps *c, int module_fd, enum sandbox_tree tree, int devices,
 		  int sysinfo)
 {
 	int rc;
@@ -316,8 +320,8 @@ int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable, int
 		return err_sys(-errno, "sandbox: not dumpable");
 	/* ABI 1 refuses every rename and link across directories (EXDEV), which
 	 * --backup-dir and -H need: a receiving session goes without Landlock there */
-	if (c->landlock_abi && !(c->landlock_abi == 1 && writable) &&
-	    (rc = landlock(c->landlock_abi, module_fd, writable, devices, sysinfo)) < 0)
+	if (c->landlock_abi && !(c->landlock_abi == 1 && tree == SANDBOX_WRITE) &&
+	    (rc = landlock(c->landlock_abi, module_fd, tree, devices, sysinfo)) < 0)
 		return rc;
 #ifdef FERRY_HAVE_SECCOMP
 	if (c->seccomp && (rc = seccomp_filter(devices)) < 0)

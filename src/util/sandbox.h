@@ -17,8 +17,16 @@ struct sandbox_caps {
 void sandbox_probe(struct sandbox_caps *c);
 /* One line for the log: what a session gets. */
 void sandbox_describe(const struct sandbox_caps *c, char *out, unsigned cap);
+/* What a session may do to its tree. */
+enum sandbox_tree {
+	SANDBOX_READ,           /* read it */
+	SANDBOX_READ_SCRATCH,   /* read it and remove what is in it (a snapshot
+				 * view: its session's own links, fs/snapview.h) */
+	SANDBOX_WRITE,          /* change it */
+};
+
 /* Confines the calling process for good: module_fd is the module's
- * directory (O_PATH is enough), writable whether it may change the tree,
+ * directory (O_PATH is enough), `tree` what it may do there,
  * devices whether it may create device nodes (a root receiver asked for -D
  * without fake super; otherwise only FIFOs, sockets and files).
  * Nothing outside the tree can be opened afterwards, so whatever the
@@ -27,7 +35,7 @@ void sandbox_describe(const struct sandbox_caps *c, char *out, unsigned cap);
  * /proc/diskstats, the mount table, /sys, /proc/cpuinfo and the device tree. 0, or <0 with
  * err_msg() when a part the kernel offers could not be set up (the caller
  * must not go on then). */
-int sandbox_enter(const struct sandbox_caps *c, int module_fd, int writable, int devices,
+int sandbox_enter(const struct sandbox_caps *c, int module_fd, enum sandbox_tree tree, int devices,
 		  int sysinfo);
 
 #ifdef FERRY_TEST_HOOKS

@@ -78,6 +78,14 @@ note "selectors: a name, -N, latest, a date prefix; one file from the oldest"
 name2=$(snapname m 3)
 rm -rf "$T/r" && ferry_c pull -a "$(url "m@$name2")/" "$T/r" > /dev/null || fail "pull by name"
 same_tree "$T/m-day2" "$T/r"
+# the view it was read from is emptied by its session once the client is gone
+# (under the sandbox too); the next view's session removes the empty root
+wait_sessions
+views=$(find "$T/mod/.ferry-history" -maxdepth 1 -type d -name 'view.*')
+[ -n "$views" ] || fail "no view was made for an older snapshot"
+left=$(find $views -mindepth 1 | head -n 3)
+[ -z "$left" ] || fail "the session left its view: $left"
+grep -q "snapshot view" "$T/server.log" && fail "$(grep "snapshot view" "$T/server.log")"
 last=$((DAYS - 1))   # day 0 is -$last
 rm -rf "$T/r" && ferry_c pull -a "$(url "m@latest")/" "$T/r" > /dev/null || fail "pull @latest"
 same_tree "$T/m-day$LASTDAY" "$T/r"
