@@ -12,7 +12,7 @@ CMAKE_Q  = $(if $(filter 1,$(V)),,> /dev/null)
 # Debian packages the build and the tests need (the cross toolchain is
 # installed by scripts/cross/setup-sysroot.sh when the MIPS tests run).
 DEPS = build-essential cmake pkgconf libsodium-dev libxxhash-dev libzstd-dev libssl-dev libseccomp-dev libcmocka-dev rsync \
-       clang libclang-rt-dev iproute2 procps python3 util-linux acl attr faketime e2fsprogs \
+       clang libclang-rt-dev iproute2 procps python3 util-linux acl attr faketime nftables e2fsprogs \
        librsvg2-bin
 
 .PHONY: all deps build test demo check asan clang fuzz cross-mips cross-mips-big cross-musl packaging bench bench-smoke static clean faults bench-verdict

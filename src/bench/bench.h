@@ -66,6 +66,7 @@ struct bench_stage {
 	float srv_cpu, cli_cpu, srv_sys_share;
 	float srv_wait;        /* the server's time waiting for a CPU it wanted (quota, others) */
 	float rwnd_frac, sndbuf_frac;
+	float retrans_frac;    /* the sender's bytes sent again over those sent (-1: unknown) */
 	uint32_t rcv_buf, snd_buf;   /* the receiver's SO_RCVBUF, the sender's SO_SNDBUF (0: ?) */
 };
 

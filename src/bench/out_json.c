@@ -128,6 +128,10 @@ static void stage(struct jsonw *w, enum bench_kind kind, const struct bench_stag
 			jw_null(w, "rwnd_limited");
 			jw_null(w, "sndbuf_limited");
 		}
+		if (st->retrans_frac >= 0)
+			jw_num(w, "retransmitted", st->retrans_frac, 4);
+		else
+			jw_null(w, "retransmitted");
 	} else if (kind == BENCH_DISK) {
 		if (st->verdict == BENCH_DEVICE || st->verdict == BENCH_CACHED)
 			jw_u64(w, "device_bytes", st->dev_bytes);

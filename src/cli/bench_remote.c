@@ -120,7 +120,7 @@ static int add_server_stage(struct run *x, const struct m_bench_stage *t)
 	snprintf(st->method, sizeof st->method, "%s", peer_quote(q, sizeof q, t->method));
 	snprintf(st->note, sizeof st->note, "%s", peer_quote(q, sizeof q, t->note));
 	st->srv_cpu = st->cli_cpu = st->srv_sys_share = 0;
-	st->rwnd_frac = st->sndbuf_frac = -1;
+	st->rwnd_frac = st->sndbuf_frac = st->retrans_frac = -1;
 	return 0;
 }
 
@@ -217,6 +217,8 @@ static int move(struct run *x, uint8_t step, uint64_t n, int fd, const char *nam
 	uint64_t busy = up ? e.busy_us - k.tcp.busy_us : d.tcp_busy_us;
 	uint64_t rwnd = up ? e.rwnd_limited_us - k.tcp.rwnd_limited_us : d.tcp_rwnd_us;
 	uint64_t sndbuf = up ? e.sndbuf_limited_us - k.tcp.sndbuf_limited_us : d.tcp_sndbuf_us;
+	uint64_t sent = up ? e.bytes_sent - k.tcp.bytes_sent : d.tcp_sent;
+	uint64_t resent = up ? e.bytes_retrans - k.tcp.bytes_retrans : d.tcp_retrans;
 	st->rate = wall > 0 ? (double)bytes / wall : 0;
 	st->seconds = wall;
 	st->bytes = bytes;
@@ -229,11 +231,17 @@ static int move(struct run *x, uint8_t step, uint64_t n, int fd, const char *nam
 	st->snd_buf = up ? e.sndbuf : d.sndbuf;
 	st->rwnd_frac = busy ? (float)((double)rwnd / (double)busy) : -1;
 	st->sndbuf_frac = busy ? (float)((double)sndbuf / (double)busy) : -1;
+	st->retrans_frac = sent ? (float)((double)resent / (double)sent) : -1;
 	snprintf(st->method, sizeof st->method, "server CPU %.0f %% (+%.0f %% waiting), client %.0f %%",
 		 100 * st->srv_cpu, 100 * st->srv_wait, 100 * st->cli_cpu);
 	if (busy && st->rwnd_frac + st->sndbuf_frac >= 0.05)
 		snprintf(st->note, sizeof st->note, "sender limited by window %.0f %%, buffer %.0f %%",
 			 100 * st->rwnd_frac, 100 * st->sndbuf_frac);
+	if (st->retrans_frac >= 0.001) {
+		size_t at = strlen(st->note);
+		snprintf(st->note + at, sizeof st->note - at, "%s%.1f %% sent again (lost)",
+			 at ? "; " : "", 100 * st->retrans_frac);
+	}
 	return 0;
 }
 
@@ -305,7 +313,7 @@ static void local_stage(struct bench_report *r, const char *name, const char *la
 	st->seconds = secs;
 	st->bytes = bytes;
 	st->verdict = BENCH_UNVERIFIED;
-	st->rwnd_frac = st->sndbuf_frac = -1;
+	st->rwnd_frac = st->sndbuf_frac = st->retrans_frac = -1;
 	snprintf(st->method, sizeof st->method, "%s", method);
 }
 

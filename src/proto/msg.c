@@ -180,6 +180,8 @@ static void rd_bench_done(struct rd *r, struct m_bench_done *d)
 	d->tcp_busy_us = rd_u64(r);
 	d->tcp_rwnd_us = rd_u64(r);
 	d->tcp_sndbuf_us = rd_u64(r);
+	d->tcp_sent = rd_u64(r);
+	d->tcp_retrans = rd_u64(r);
 	d->rcvbuf = rd_u32(r);
 	d->sndbuf = rd_u32(r);
 	rd_str(r, d->note, BENCH_MAX_NOTE);
@@ -199,6 +201,8 @@ static void wr_bench_done(struct wr *w, const struct m_bench_done *d)
 	wr_u64(w, d->tcp_busy_us);
 	wr_u64(w, d->tcp_rwnd_us);
 	wr_u64(w, d->tcp_sndbuf_us);
+	wr_u64(w, d->tcp_sent);
+	wr_u64(w, d->tcp_retrans);
 	wr_u32(w, d->rcvbuf);
 	wr_u32(w, d->sndbuf);
 	wr_str(w, d->note);

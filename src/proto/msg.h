@@ -296,6 +296,7 @@ struct m_bench_done {
 	uint8_t step, status;
 	uint64_t bytes, ns, user_us, sys_us, wait_us;
 	uint64_t tcp_busy_us, tcp_rwnd_us, tcp_sndbuf_us;
+	uint64_t tcp_sent, tcp_retrans;   /* bytes its TCP sent, and sent again (lost) */
 	uint32_t rcvbuf, sndbuf;   /* its socket's buffers at the end (SO_RCVBUF, SO_SNDBUF) */
 	char note[BENCH_MAX_NOTE + 1];
 };

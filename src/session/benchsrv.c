@@ -93,6 +93,8 @@ static int done(struct state *s, uint8_t step, uint8_t status, uint64_t bytes,
 		d->tcp_busy_us = e.tcp.busy_us - k->tcp.busy_us;
 		d->tcp_rwnd_us = e.tcp.rwnd_limited_us - k->tcp.rwnd_limited_us;
 		d->tcp_sndbuf_us = e.tcp.sndbuf_limited_us - k->tcp.sndbuf_limited_us;
+		d->tcp_sent = e.tcp.bytes_sent - k->tcp.bytes_sent;
+		d->tcp_retrans = e.tcp.bytes_retrans - k->tcp.bytes_retrans;
 	}
 	d->rcvbuf = e.tcp.rcvbuf;
 	d->sndbuf = e.tcp.sndbuf;

@@ -34,5 +34,9 @@ int tcpinfo_get(int fd, struct tcpinfo *t)
 		t->sndbuf_limited_us = i.tcpi_sndbuf_limited;
 		t->have_limits = 1;
 	}
+	if (len >= offsetof(struct tcp_info, tcpi_bytes_retrans) + sizeof i.tcpi_bytes_retrans) {
+		t->bytes_sent = i.tcpi_bytes_sent;
+		t->bytes_retrans = i.tcpi_bytes_retrans;
+	}
 	return 0;
 }

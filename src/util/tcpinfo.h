@@ -13,6 +13,8 @@ struct tcpinfo {
 	uint32_t rtt_us;
 	uint32_t rcvbuf, sndbuf;   /* SO_RCVBUF, SO_SNDBUF now (what the kernel counts) */
 	int have_limits;
+	/* bytes sent and of them sent again (cumulative; 0 before Linux 4.19) */
+	uint64_t bytes_sent, bytes_retrans;
 };
 
 /* 0, or -1 when fd is not a TCP socket (or the call failed). */

@@ -136,6 +136,36 @@ static void test_network(void **state)
 	free(r);
 }
 
+/* The sender sent a share of its bytes again: lost on the way. */
+static void test_loss(void **state)
+{
+	struct bench_report *r = remote_report();
+	struct bench_stage *enc = stage(r, "net_up_encrypt");
+
+	(void)state;
+	enc->retrans_frac = 0.025f;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "network (loss)");
+	assert_string_equal(r->remote.down.stage, "network");
+	assert_has(r->remote.up.suggest, "the sender sent 2.5 % of its bytes again");
+	assert_has(r->remote.up.suggest, "server 30 %, client 20 % of a core");
+
+	/* what a full queue drops, or a kernel that does not say, is no loss verdict */
+	enc->retrans_frac = 0.005f;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "network");
+	enc->retrans_frac = -1;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "network");
+
+	/* an end out of CPU comes first */
+	enc->retrans_frac = 0.025f;
+	enc->cli_cpu = 0.95f;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "client CPU");
+	free(r);
+}
+
 static void test_server_disk(void **state)
 {
 	struct bench_report *r = remote_report();
@@ -421,6 +451,15 @@ static void test_window(void **state)
 	bench_verdict(r);
 	assert_string_equal(r->remote.up.stage, "window/buffer");
 	assert_has(r->remote.up.suggest, "8192 and 1048576 byte buffers allow about 81.9 MB/s");
+	/* with buffers that tight, a tenth of the busy time is enough */
+	enc->rwnd_frac = 0.125f;
+	enc->sndbuf_frac = 0;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "window/buffer");
+	enc->rwnd_frac = 0.0625f;
+	bench_verdict(r);
+	assert_string_equal(r->remote.up.stage, "server CPU (cipher)");
+	enc->rwnd_frac = 0.5f;
 	/* large buffers: the CPU it is */
 	enc->rcv_buf = 4u << 20;
 	bench_verdict(r);
@@ -505,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_server_cpu_quota),
 		cmocka_unit_test(test_client_cpu),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_starved_disk),
 		cmocka_unit_test(test_unknown),
 	};

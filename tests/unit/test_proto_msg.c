@@ -189,7 +189,8 @@ static void test_roundtrip_all(void **state)
 	m.u.bench_done = (struct m_bench_done){
 		.step = BSTEP_DISK, .status = BENCH_REFUSED, .bytes = 1ull << 41,
 		.ns = 123456789012ull, .user_us = 1, .sys_us = 2, .wait_us = 3,
-		.tcp_busy_us = 4, .tcp_rwnd_us = 5, .tcp_sndbuf_us = UINT64_MAX
+		.tcp_busy_us = 4, .tcp_rwnd_us = 5, .tcp_sndbuf_us = UINT64_MAX,
+		.tcp_sent = 6, .tcp_retrans = UINT64_MAX - 1
 	};
 	memset(m.u.bench_done.note, 'n', BENCH_MAX_NOTE);   /* 200 chars, the limit */
 	roundtrip(&m);
@@ -197,6 +198,8 @@ static void test_roundtrip_all(void **state)
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
 	assert_int_equal(back.u.bench_done.status, BENCH_REFUSED);
 	assert_true(back.u.bench_done.tcp_sndbuf_us == UINT64_MAX);
+	assert_true(back.u.bench_done.tcp_sent == 6);
+	assert_true(back.u.bench_done.tcp_retrans == UINT64_MAX - 1);
 	assert_int_equal(strlen(back.u.bench_done.note), BENCH_MAX_NOTE);
 
 	memset(&m, 0, sizeof m);
