@@ -116,10 +116,10 @@ for c in $CASES; do
     grep -q '"server_disk": "ext4 on loop' "$T/verdict.json" || fail "the module was not on the loop device"
     echo "$SERVER_PID" > /sys/fs/cgroup/blkio/cgroup.procs ;;
   loss)
-    # netem's loss at the sender's own qdisc is a local drop to its TCP, not a
-    # lost packet (and this kernel has no netem): nftables in the daemon's
-    # namespace drops 3 % of what arrives over the veth, at random (the
-    # upload's data, the download's acks)
+    # this kernel has no netem: nftables in the daemon's namespace drops 3 % of
+    # what arrives over the veth, at random (the upload's data, the download's
+    # acks). At the sending end a netfilter drop is a local one, which its TCP
+    # is told of and sends again uncounted; at the receiving end it is a loss.
     note "loss: 3 % of the packets into the daemon's namespace dropped (nftables numgen)"
     ip netns exec "$NS" nft add table ip ferryloss
     ip netns exec "$NS" nft add chain ip ferryloss in "{ type filter hook prerouting priority 0 ; }"
