@@ -15,7 +15,6 @@
 #include "fs/quote.h"
 #include "fs/snapidx.h"
 #include "util/err.h"
-#include "util/priority.h"
 
 #define VIEW_PREFIX "view."
 #define MAX_DEPTH 512   /* one fd per level is held while a view is made */
@@ -448,12 +447,12 @@ int snapview_drop(void)
 	int rc = 0;
 
 	if (!d) {
+		int e = errno;
 		close(view_root);
 		view_root = -1;
-		return err_sys(-errno, "removing the snapshot view");
+		return err_sys(-e, "removing the snapshot view");
 	}
 	view_root = -1;
-	lowest_priority("removing the snapshot view");
 	for (struct dirent *e; rc == 0 && (e = readdir(d));)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			rc = fs_remove_tree_force(dirfd(d), e->d_name);

@@ -28,9 +28,10 @@ int snapview_make(const struct jail *mod, int hist, int snaps, const struct snap
 void snapview_clean(int hist);
 /* Whether this process made a view (its jail is then the view's root). */
 int snapview_active(void);
-/* Removes what is in this process's view, at the lowest priority: what a
- * session does once its client is gone, so that no client waits for it (the
- * next view's snapview_clean removes the empty root and its lock). */
+/* Removes what is in this process's view: what a session does once its
+ * client is gone, so that no client waits for it (the next view's
+ * snapview_clean removes the empty root and its lock). At the session's own
+ * priority: it holds its slot under `max connections` until it is done. */
 int snapview_drop(void);
 
 #endif
