@@ -20,7 +20,6 @@
 
 #define AFILE_DEFAULT_BUF   (1u << 20)
 #define AFILE_DIRECT_MIN    ((size_t)32 << 10)   /* written without the buffer */
-#define AFILE_PREALLOC_MIN  ((off_t)1 << 20)   /* preallocate files at least this big */
 #define AFILE_DEFAULT_BEHIND ((size_t)8 << 20)
 
 void writer_opts_default(struct writer_opts *o)

@@ -13,6 +13,9 @@
 #include <sys/types.h>
 #include <time.h>
 
+/* Files at least this big are preallocated (afile_open's size_hint). */
+#define AFILE_PREALLOC_MIN ((off_t)1 << 20)
+
 struct writer_opts {
 	size_t buf_size;       /* coalescing buffer, default 1 MiB */
 	size_t flush_behind;   /* start writeback every this many bytes, default 8 MiB; 0 = off */

@@ -11,6 +11,37 @@
 
 #include "util/err.h"
 
+#include <sys/syscall.h>
+
+/* struct linux_dirent64's head: the kernel's ABI (getdents64(2)) */
+struct dent64_head {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+int fs_dir_is_empty(int dirfd)
+{
+	/* room for "." and ".." and at least one longest name: a third entry,
+	 * if there is one, comes back in the same call */
+	_Alignas(8) char buf[2048];
+	long n = syscall(SYS_getdents64, dirfd, buf, sizeof buf);
+
+	if (n < 0)
+		return 0;
+	for (long off = 0; off < n;) {
+		const struct dent64_head *d = (const struct dent64_head *)(buf + off);
+		if (d->reclen == 0 || d->reclen > n - off)
+			return 0;
+		if (strcmp(d->name, ".") && strcmp(d->name, ".."))
+			return 0;
+		off += d->reclen;
+	}
+	return 1;
+}
+
 struct dent_stat dent_stat_of(const struct stat *st)
 {
 	return (struct dent_stat){ .st_mode = st->st_mode, .st_uid = st->st_uid,

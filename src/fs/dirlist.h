@@ -40,6 +40,10 @@ struct dirlist {
  * between readdir and fstatat is skipped. dirfd stays open and unchanged. */
 int dirlist_read(int dirfd, struct dirlist *out);
 void dirlist_free(struct dirlist *l);
+/* 1 if the open directory holds nothing but "." and "..", else 0 (an error
+ * too: then the caller stats as usual). One getdents64 call; it moves
+ * dirfd's read position, which *at calls do not use. */
+int fs_dir_is_empty(int dirfd);
 /* Binary search; NULL if absent. */
 const struct dirent_info *dirlist_find(const struct dirlist *l, const char *name);
 

@@ -206,15 +206,19 @@ static void next_extent(int fd, off_t off, off_t size, off_t *data, off_t *end)
 		*end = e;
 }
 
-int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
-		  struct xfer_stats *st, struct progress *pg)
+int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t index,
+		  const char *path, struct xfer_stats *st, struct progress *pg)
 {
 	struct stat sb;
 	uint8_t status = FILE_OK;
 	XXH3_state_t *h;
 	int rc;
 
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+	if (known)
+		sb = *known;
+	else if (fstat(fd, &sb) < 0)
+		sb.st_mode = 0;
+	if (!S_ISREG(sb.st_mode)) {
 		xfer_note(st, "%s: no longer a regular file", path);   /* counted by the receiver */
 		return filedata_send_failed(c, index);
 	}

@@ -16,11 +16,12 @@
 
 struct progress;
 
-/* Sends the open regular file fd as entry `index`. Read errors become a
- * FILE_END the receiver discards (counted in st); only a failing connection
- * is returned as an error. */
-int filedata_send(struct conn *c, int fd, uint32_t index, const char *path,
-		  struct xfer_stats *st, struct progress *pg);
+/* Sends the open regular file fd as entry `index`; `known` is the caller's
+ * fstat of fd (NULL: it is taken here). Read errors become a FILE_END the
+ * receiver discards (counted in st); only a failing connection is returned
+ * as an error. */
+int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t index,
+		  const char *path, struct xfer_stats *st, struct progress *pg);
 /* FILE_BEGIN + FILE_END(READ_ERROR) for a file that could not be opened. */
 int filedata_send_failed(struct conn *c, uint32_t index);
 /* The pieces, for the delta sender: FILE_BEGIN of the file as sb says (NULL:

@@ -94,6 +94,12 @@ struct receiver {
 	/* the listing being received */
 	char cur[PATH_MAX_WIRE + 1];
 	int cur_fd;
+	/* cur held nothing when its listing began (a directory this run made,
+	 * or an empty destination): its entries need no stat each, no partial
+	 * probe. The listing's names are distinct, and what this run writes
+	 * under one of them comes after that name's ENTRY. */
+	int cur_empty;
+	unsigned long dirs_made;        /* directories this run created */
 	char max_listed[PATH_MAX_WIRE + 1];   /* the last listing in name order ('/' first) */
 	/* a snapshot's push: the stat of cur and of each directory above it
 	 * when its listing began, for its DIR_META, which comes after its
@@ -567,6 +573,7 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	if (r->cur_fd >= 0)
 		close(r->cur_fd);
 	r->cur_fd = -1;
+	r->cur_empty = 0;
 	r->cur_hidden = db->path[0] && module_hides(r, db->path, 1);
 	if (r->cur_hidden) {   /* its entries are ignored, nothing in it deleted */
 		if (r->o->snap && (rc = open_dirs_enter(r, db->path)) < 0)
@@ -596,6 +603,9 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 		else
 			local_read(r, db->path[0] ? db->path : ".");
 	}
+	/* the root, or a directory when this run has made some */
+	if (r->cur_fd >= 0 && !r->dry && (!db->path[0] || r->dirs_made))
+		r->cur_empty = r->seen ? r->local.n == 0 : fs_dir_is_empty(r->cur_fd);
 	return 0;
 }
 
@@ -640,6 +650,8 @@ static int ask(struct receiver *r, struct want *w, const char *name, int delta)
 	unsigned want = bases_wanted(r, w, delta);
 
 	basis_init(&b);
+	if (r->cur_empty)
+		want = 0;   /* no old version, no partial */
 	if (want)
 		resume_open(&b, r->cur_fd, name, want & BASE_OLD, want & BASE_PART, &w->id);
 	uint64_t total = b.size[0] + b.size[1];
@@ -915,6 +927,8 @@ static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 	/* Owner-writable until DIR_META gives the real mode, so its files can land. */
 	if (mkdirat(r->cur_fd, name, mode_of(r, e->mode, 1) | 0700) < 0)
 		dir_error(r, wpath, strerror(errno));
+	else
+		r->dirs_made++;
 	return 0;
 }
 
@@ -1268,7 +1282,8 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	int hidden = r->cur_hidden || module_hides(r, wpath, e->type == ENT_DIR);
 	if ((e->flags & ENT_LINK_FIRST) && (rc = open_link_group(r, e, wpath, hidden ? NULL : lp)) < 0)
 		return rc;
-	exists = r->cur_fd >= 0 && fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
+	exists = r->cur_fd >= 0 && !r->cur_empty &&
+		 fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
 	if ((e->flags & ENT_LINK_TO) && !hidden && (r->cur_fd >= 0 || r->dry))
 		rc = on_hardlink(r, e, wpath, lp);
 	else if (e->flags & ENT_LINK_TO)
@@ -1388,7 +1403,8 @@ static off_t prealloc_hint(int dfd, uint64_t announced, uint64_t entry_size)
 	struct statvfs sv;
 	uint64_t n = announced < entry_size ? announced : entry_size;
 
-	if (fstatvfs(dfd, &sv) == 0) {
+	/* below it the hint only sizes the buffer: no statvfs per small file */
+	if (n >= (uint64_t)AFILE_PREALLOC_MIN && fstatvfs(dfd, &sv) == 0) {
 		uint64_t half = (uint64_t)sv.f_bavail * sv.f_frsize / 2;
 		if (n > half)
 			n = half;

@@ -96,6 +96,12 @@ struct sender {
 	struct xmeta_src xs;    /* -o, -g, -X, -A: what XMETA says */
 	struct hlinks hl;       /* -H: the link groups still open */
 	struct msg xout;        /* an XMETA being sent */
+	/* the directory of the last file opened for its data: files come
+	 * directory by directory, so each directory is resolved (beneath the
+	 * jail) once, not once per file */
+	int pdir_fd;
+	uint16_t pdir_src;
+	char pdir[PATH_MAX_WIRE + 1];
 };
 
 static int local_path(const struct source *s, const char *wpath, char *out, size_t cap)
@@ -106,18 +112,19 @@ static int local_path(const struct source *s, const char *wpath, char *out, size
 }
 
 /* The file opened non-blocking must be a regular one; then it is made
- * blocking again for the reads. Returns fd, or closes it and fails. */
-static int regular_or_close(int fd, const char *wpath)
+ * blocking again for the reads (F_SETFL 0: it was opened with no other flag
+ * that F_SETFL changes). Its stat is the one the caller uses. Returns fd, or
+ * closes it and fails. */
+static int regular_or_close(int fd, const char *wpath, struct stat *st)
 {
-	struct stat st;
-	int fl, rc = 0;
+	int rc = 0;
 
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, st) < 0)
 		rc = err_sys(-errno, "%s: fstat", wpath);
-	else if (!S_ISREG(st.st_mode))
+	else if (!S_ISREG(st->st_mode))
 		rc = err_set(-EINVAL, "%s: no longer a regular file (replaced since it was "
 			     "listed), not read", wpath);
-	else if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+	else if (fcntl(fd, F_SETFL, 0) < 0)
 		rc = err_sys(-errno, "%s: fcntl", wpath);
 	if (rc < 0) {
 		close(fd);
@@ -130,22 +137,34 @@ static int regular_or_close(int fd, const char *wpath)
  * anything but a regular file: O_NONBLOCK, because a FIFO (or a device)
  * swapped in for the listed file by a local user would block open() until a
  * writer came, holding the session forever. */
-static int open_source_file(const struct source *s, const char *wpath)
+static int open_source_file(struct sender *s, uint16_t si, const char *wpath, struct stat *st)
 {
 	char lp[PATH_MAX_WIRE + 1];
 	const char *leaf;
-	int rc = local_path(s, wpath, lp, sizeof lp);
+	int rc = local_path(&s->srcs[si], wpath, lp, sizeof lp);
 	if (rc < 0)
 		return rc;
-	int dfd = jail_open_parent(s->jail, lp, &leaf);
-	if (dfd < 0)
-		return dfd;
-	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	int e = errno;
-	close(dfd);
+	const char *slash = strrchr(lp, '/');
+	size_t dlen = slash ? (size_t)(slash - lp) : 0;
+	leaf = slash ? slash + 1 : lp;
+	/* what jail_open_parent would refuse in the leaf, for a cached parent */
+	if (!leaf[0] || !strcmp(leaf, ".") || !strcmp(leaf, ".."))
+		return err_set(-EINVAL, "%s: not a file name", wpath);
+	if (s->pdir_fd < 0 || s->pdir_src != si || strlen(s->pdir) != dlen ||
+	    memcmp(s->pdir, lp, dlen)) {
+		if (s->pdir_fd >= 0)
+			close(s->pdir_fd);
+		s->pdir_fd = jail_open_parent(s->srcs[si].jail, lp, &leaf);
+		if (s->pdir_fd < 0)
+			return s->pdir_fd;
+		s->pdir_src = si;
+		memcpy(s->pdir, lp, dlen);
+		s->pdir[dlen] = '\0';
+	}
+	int fd = openat(s->pdir_fd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return err_sys(-e, "%s: open", wpath);
-	return regular_or_close(fd, wpath);
+		return err_sys(-errno, "%s: open", wpath);
+	return regular_or_close(fd, wpath, st);
 }
 
 /* --- incoming decisions --------------------------------------------------- */
@@ -274,8 +293,8 @@ static int sign_one(struct sender *s, struct pending *p)
 	struct pull_delta *pd = p->pd;
 	struct msg m = { .type = MSG_FILE_SIG };
 	struct stat sb;
-	int fd = open_source_file(&s->srcs[p->src], p->path), rc;
-	uint64_t size = fd >= 0 && fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	int fd = open_source_file(s, p->src, p->path, &sb), rc;
+	uint64_t size = fd >= 0 ? (uint64_t)sb.st_size : 0;
 
 	pd->sent = 1;
 	s->sigs_wanted--;
@@ -435,23 +454,24 @@ static int recv_one(struct sender *s)
 
 /* --- sending files -------------------------------------------------------- */
 
-static int send_xmeta_fd(struct sender *s, int fd, const char *wpath);
+static int send_xmeta_fd(struct sender *s, int fd, const struct stat *st, const char *wpath);
 
 static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t index)
 {
 	struct progress *pg = s->h->progress;
-	int fd = open_source_file(&s->srcs[si], path);
+	struct stat sb;
+	int fd = open_source_file(s, si, path, &sb);
 	int rc;
 
 	if (fd < 0) {
 		xfer_note(s->st, "%s", err_msg());   /* the receiver counts it (FILE_END) */
 		return filedata_send_failed(s->c, index);
 	}
-	if ((rc = send_xmeta_fd(s, fd, path)) < 0) {
+	if ((rc = send_xmeta_fd(s, fd, &sb, path)) < 0) {
 		close(fd);
 		return rc;
 	}
-	rc = filedata_send(s->c, fd, index, path, s->st, pg);
+	rc = filedata_send(s->c, fd, &sb, index, path, s->st, pg);
 	close(fd);
 	if (pg && rc == 0)
 		progress_file_done(pg);
@@ -470,7 +490,8 @@ static int send_delta(struct sender *s, struct pending *p)
 		rc = recv_one(s);
 	if (rc < 0)
 		return rc;
-	int fd = open_source_file(&s->srcs[p->src], p->path);
+	struct stat sb;
+	int fd = open_source_file(s, p->src, p->path, &sb);
 	if (fd < 0) {
 		xfer_note(s->st, "%s", err_msg());
 		return filedata_send_failed(s->c, p->index);
@@ -480,7 +501,7 @@ static int send_delta(struct sender *s, struct pending *p)
 	if (!p->pd && (rc = delta_refine(s->c, fd, p->sig)) == 0)
 		while (rc == 0 && !delta_sig_ready(p->sig))
 			rc = recv_one(s);
-	if (rc < 0 || (rc = send_xmeta_fd(s, fd, p->path)) < 0) {
+	if (rc < 0 || (rc = send_xmeta_fd(s, fd, &sb, p->path)) < 0) {
 		close(fd);
 		return rc;
 	}
@@ -635,7 +656,7 @@ static int send_follower(struct sender *s, const struct xa_at *at, const struct 
 }
 
 /* XMETA of an open file or directory (its FILE_BEGIN or DIR_META follows). */
-static int send_xmeta_fd(struct sender *s, int fd, const char *wpath)
+static int send_xmeta_fd(struct sender *s, int fd, const struct stat *known, const char *wpath)
 {
 	struct xa_at at = { .fd = fd, .dirfd = -1, .name = NULL };
 	struct fake_stat fs;
@@ -643,7 +664,9 @@ static int send_xmeta_fd(struct sender *s, int fd, const char *wpath)
 
 	if (!(s->o->flags & REQ_XMETA))
 		return 0;
-	if (fstat(fd, &st) < 0) {
+	if (known)   /* the caller's fstat of this fd */
+		st = *known;
+	else if (fstat(fd, &st) < 0) {
 		xfer_error(s->st, "%s: fstat: %s", wpath, strerror(errno));
 		return 0;
 	}
@@ -693,9 +716,10 @@ static void fake_view(const struct sender *s, const struct xa_at *at, struct den
 	*minor = fs.minor;
 }
 
-static int hash_file(const struct source *src, const char *wpath, uint8_t out[MSG_HASH_LEN])
+static int hash_file(struct sender *s, uint16_t si, const char *wpath, uint8_t out[MSG_HASH_LEN])
 {
-	int fd = open_source_file(src, wpath);
+	struct stat sb;
+	int fd = open_source_file(s, si, wpath, &sb);
 	if (fd < 0)
 		return fd;
 	int rc = filedata_hash_fd(fd, out);
@@ -765,7 +789,7 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 		size_t len = strlen(wpath);
 		if ((rc = pump(s, NEED_FILE, len)) < 0)
 			return rc;
-		if ((s->o->flags & REQ_CHECKSUM) && hash_file(&s->srcs[si], wpath, e->hash) == 0)
+		if ((s->o->flags & REQ_CHECKSUM) && hash_file(s, si, wpath, e->hash) == 0)
 			e->flags |= ENT_HAS_HASH;
 		struct pending *p = ring_at(s, s->count);
 		p->index = s->next_index;
@@ -833,7 +857,7 @@ static int send_meta(struct sender *s, uint16_t si, const char *path, const stru
 		    (fs.mode & WIRE_IFMT) == 0040000u)
 			stv.st_mode = S_IFDIR | (fs.mode & 07777);
 		if (dfd >= 0)
-			rc = send_xmeta_fd(s, dfd, path);
+			rc = send_xmeta_fd(s, dfd, NULL, path);
 		else
 			xfer_error(s->st, "%s: %s (its owner and xattrs not sent)", path, err_msg());
 		if (dfd >= 0)
@@ -1148,6 +1172,7 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 	if (!s)
 		return err_set(-ENOMEM, "out of memory");
 	s->c = c;
+	s->pdir_fd = -1;
 	s->srcs = srcs;
 	s->nsrc = nsrc;
 	s->o = o;
@@ -1193,6 +1218,8 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		free(s->done[i].path);
 	xmeta_src_free(&s->xs);
 	hlinks_free(&s->hl);
+	if (s->pdir_fd >= 0)
+		close(s->pdir_fd);
 	free(s);
 	return rc;
 }

@@ -141,12 +141,49 @@ static void test_many(void **state)
 	dirlist_free(&l);
 }
 
+/* fs_dir_is_empty: what lets a receiver skip a stat per entry, so "empty"
+ * must never be said of a directory that holds something */
+static void test_dir_is_empty(void **state)
+{
+	struct fx *f = *state;
+	char longname[256];
+	int fd;
+
+	assert_int_equal(fs_dir_is_empty(f->dfd), 1);
+	memset(longname, 'n', 255);
+	longname[255] = '\0';
+	mkfile(f->dfd, longname, 0);   /* the longest name: still seen in one call */
+	fd = openat(AT_FDCWD, f->top, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(fs_dir_is_empty(fd), 0);
+	close(fd);
+	assert_int_equal(unlinkat(f->dfd, longname, 0), 0);
+	assert_int_equal(mkdirat(f->dfd, "sub", 0700), 0);   /* a directory counts */
+	fd = openat(AT_FDCWD, f->top, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(fs_dir_is_empty(fd), 0);
+	close(fd);
+	assert_int_equal(unlinkat(f->dfd, "sub", AT_REMOVEDIR), 0);
+	for (int i = 0; i < 300; i++) {   /* more than one call's worth */
+		char n[32];
+		snprintf(n, sizeof n, "f%03d", i);
+		mkfile(f->dfd, n, 0);
+	}
+	fd = openat(AT_FDCWD, f->top, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(fs_dir_is_empty(fd), 0);
+	close(fd);
+	fd = openat(f->dfd, "f000", O_RDONLY);   /* not a directory: "no" */
+	assert_int_equal(fs_dir_is_empty(fd), 0);
+	close(fd);
+	assert_int_equal(fs_dir_is_empty(-1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sorted_with_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_and_opath, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_is_empty, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
