@@ -162,8 +162,9 @@ backup() {
 server_pid() { case $1 in ferry) echo "$P_FERRY" ;; rsync-ld) echo "$P_RSYNC" ;; *) echo "$P_SSHD" ;; esac; }
 # the tool's store on the box
 store() { case $1 in ferry) echo "$BOX/ferry" ;; rsync-ld) echo "$BOX/rsync" ;; *) echo "$BOX/$1" ;; esac; }
-restore_all() {
-  rm -rf "$W/out" && mkdir -p "$W/out"
+# removing the last restore's 10,000 files is no part of the next one's time
+fresh_out() { rm -rf "$W/out" && mkdir -p "$W/out"; }
+restore_all() {   # into an empty $W/out (fresh_out, not timed)
   case $1 in
     ferry) "$FERRY" pull "${FC[@]}" -a "ferry://127.0.0.1:$PF/m@-$((DAYS - 1))/" "$W/out/" > /dev/null ;;
     rsync-ld) rsync -a "rsync://127.0.0.1:$PR/box/day0/" "$W/out/" ;;
@@ -171,8 +172,7 @@ restore_all() {
     restic) restic -r "$RESTIC_REPO" "${RESTIC_OPT[@]}" restore "$(restic_id day0)" --target "$W/out" > /dev/null ;;
   esac
 }
-restore_one() {
-  rm -rf "$W/out" && mkdir -p "$W/out"
+restore_one() {   # into an empty $W/out (fresh_out, not timed)
   case $1 in
     ferry) "$FERRY" pull "${FC[@]}" "ferry://127.0.0.1:$PF/m@-$((DAYS - 1))/$ONE" "$W/out/" > /dev/null ;;
     rsync-ld) rsync -a "rsync://127.0.0.1:$PR/box/day0/$ONE" "$W/out/" ;;
@@ -216,16 +216,25 @@ for tool in $TOOLS; do
   sync
   R[$tool,bytes]=$(du -sb "$(store "$tool")" | cut -f1)
   R[$tool,inodes]=$(find "$(store "$tool")" -printf '%i\n' | sort -u | wc -l)   # hard links once
-  a=() b=()
-  for _ in $(seq 1 "$RESTORES"); do
-    t0=$(now); restore_all "$tool"; t1=$(now); a+=("$(secs "$t0" "$t1")")
+done
+
+# Restores in rounds, each tool once a round: a slow spell of this shared
+# machine then costs every tool alike (one tool's restores after another's
+# once put 0.54x and 0.80x in two runs of the same build).
+declare -A RA RB
+for _ in $(seq 1 "$RESTORES"); do
+  for tool in $TOOLS; do
+    fresh_out; t0=$(now); restore_all "$tool"; t1=$(now); RA[$tool]+=" $(secs "$t0" "$t1")"
     check_restore "$tool"
-    t0=$(now); restore_one "$tool"; t1=$(now); b+=("$(secs "$t0" "$t1")")
+    fresh_out; t0=$(now); restore_one "$tool"; t1=$(now); RB[$tool]+=" $(secs "$t0" "$t1")"
     cmp -s "$(rroot "$tool")/$ONE" "$W/day0/$ONE" || cmp -s "$W/out/$(basename "$ONE")" "$W/day0/$ONE" ||
       { echo "w8: $tool restored another $ONE" >&2; exit 1; }
   done
-  log "$tool: restores of day 0 ${a[*]} s, of one file ${b[*]} s"
-  R[$tool,rall]=$(median "${a[@]}") R[$tool,rone]=$(median "${b[@]}")
+done
+for tool in $TOOLS; do
+  log "$tool: restores of day 0${RA[$tool]} s, of one file${RB[$tool]} s"
+  # shellcheck disable=SC2086 # a list of numbers
+  R[$tool,rall]=$(median ${RA[$tool]}) R[$tool,rone]=$(median ${RB[$tool]})
   t0=$(now); prune_oldest "$tool"; t1=$(now); R[$tool,prune]=$(secs "$t0" "$t1")
 done
 

@@ -57,7 +57,12 @@ static int obj_dir(const struct view *v, size_t i)
 /* The child `name` of a directory whose contents are at dirfd and which
  * increments before `upto` may still change: 1 and *w, 0 if the snapshot
  * had no such entry, <0 on error. v->path is the child's path. */
-static int resolve(const struct view *v, int dirfd, size_t upto, const char *name, struct where *w)
+/* Where the snapshot's entry `name` is: 1 found (w->st its stat), 0 not in
+ * the snapshot, or -errno. With `lazy`, an entry that is the latest tree's
+ * own, unchanged since (the common case), is not stat'ed: 2, and the caller
+ * links it (or learns from linkat that it is a directory or not there). */
+static int resolve_at(const struct view *v, int dirfd, size_t upto, const char *name,
+		      struct where *w, int lazy)
 {
 	*w = (struct where){ .fd = dirfd, .upto = upto, .meta_inc = -1 };
 	snprintf(w->name, sizeof w->name, "%s", name);
@@ -83,12 +88,19 @@ static int resolve(const struct view *v, int dirfd, size_t upto, const char *nam
 		w->upto = i;
 		break;
 	}
+	if (lazy && !w->own && w->meta_inc < 0)
+		return 2;
 	if (fstatat(w->fd, w->name, &w->st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (w->own)
 			close(w->fd);
 		return errno == ENOENT ? 0 : err_sys(-errno, "%s", v->path);
 	}
 	return 1;
+}
+
+static int resolve(const struct view *v, int dirfd, size_t upto, const char *name, struct where *w)
+{
+	return resolve_at(v, dirfd, upto, name, w, 0);
 }
 
 static void where_done(struct where *w)
@@ -140,6 +152,21 @@ static int copy_file(int sfd, const char *sname, int dfd, const char *dname, con
 }
 
 static int make_entry(struct view *v, const struct where *w, int vdir, const char *name);
+
+/* A latest-tree entry that resolve_at did not stat: linked at once (one
+ * syscall, not two, for each of the view's files), 0 when that is done or
+ * it is gone; a directory (EPERM), or any other failure, gets its stat and
+ * goes the usual way (1: make_entry, which links a file once more, and so
+ * reports the failure as before). */
+static int link_or_resolve(struct view *v, struct where *w, int vdir, const char *name)
+{
+	if (linkat(w->fd, w->name, vdir, name, 0) == 0 || errno == EEXIST)
+		return 0;
+	/* gone since it was listed (ENOENT) is "not in the view", as resolve's */
+	if (fstatat(w->fd, w->name, &w->st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : err_sys(-errno, "%s", v->path);
+	return 1;
+}
 
 struct names {
 	char **v;
@@ -233,10 +260,12 @@ static int make_dir(struct view *v, const struct where *w, int vdir, const char 
 			continue;
 		snprintf(v->path + plen, sizeof v->path - plen, "%s%s", plen ? "/" : "", ns.v[i]);
 		struct where c;
-		int got = resolve(v, src, w->upto, ns.v[i], &c);
+		int got = resolve_at(v, src, w->upto, ns.v[i], &c, 1);
+		if (got == 2)
+			got = link_or_resolve(v, &c, dst, ns.v[i]);
 		if (got < 0)
 			rc = got;
-		else if (got)
+		else if (got == 1)
 			rc = make_entry(v, &c, dst, ns.v[i]);
 		where_done(&c);
 		v->path[plen] = '\0';
