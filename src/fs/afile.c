@@ -70,8 +70,41 @@ static int in_memory_fs(int fd)
 		(unsigned long)sfs.f_type == RAMFS_MAGIC);
 }
 
+/* The process's umask, read once (ferry runs no threads, so the moment
+ * with umask 0 cannot create anything). */
+static mode_t the_umask(void)
+{
+	static int known;
+	static mode_t mask;
+
+	if (!known) {
+		mask = umask(077);
+		umask(mask);
+		known = 1;
+	}
+	return mask;
+}
+
+/* The temporary can be born with the final mode, saving commit's fchmod,
+ * when the umask leaves that mode whole, it has no set-id or sticky bit
+ * (commit's fchmod after a fchown is what keeps those), and the owner can
+ * read and write it (a partial is tagged and later read back). */
+static mode_t create_mode(mode_t want)
+{
+	want &= 07777;
+	if (!want || (want & 07000) || (want & 0600) != 0600 || (want & the_umask()))
+		return 0600;
+	return want;
+}
+
 int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	       const struct writer_opts *o)
+{
+	return afile_open_as(f, dirfd, name, size_hint, o, 0600);
+}
+
+int afile_open_as(struct afile *f, int dirfd, const char *name, off_t size_hint,
+		  const struct writer_opts *o, mode_t mode)
 {
 	char q[FS_QUOTE_BUF];
 	size_t n = strlen(name);
@@ -91,13 +124,14 @@ int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return err_set(-EINVAL, "write %s: not a file name", qname(q, name));
 	memcpy(f->final, name, n + 1);
+	f->mode = create_mode(mode);
 
 	for (int tries = 0;; tries++) {
 		r = fs_tmp_name(f->tmp, name);
 		if (r < 0)
 			goto fail;
 		f->fd = openat(dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			       0600);
+			       f->mode);
 		if (f->fd >= 0) {
 			track(f);
 			break;
@@ -346,7 +380,7 @@ int afile_commit(struct afile *f, mode_t mode, const struct timespec *mtime)
 	/* No ftruncate: writes and afile_skip's extension keep the size at pos,
 	 * and KEEP_SIZE preallocation never moves it. A needless ftruncate
 	 * costs ext4 a forced writeback at close (3x slower on 10,000 files). */
-	if (fchmod(f->fd, mode & 07777) < 0) {
+	if ((mode & 07777) != f->mode && fchmod(f->fd, mode & 07777) < 0) {
 		r = err_sys(-errno, "chmod %s", qname(q, f->final));
 		goto fail;
 	}

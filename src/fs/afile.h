@@ -34,6 +34,7 @@ struct afile {
 	off_t synced;          /* writeback started up to here */
 	off_t dropped;         /* written back and dropped from the cache up to here */
 	int partial;           /* tmp is the file's partial name (fs/partial.h) */
+	mode_t mode;           /* the mode the temporary was created with */
 	struct writer_opts opts;
 	/* sees every byte written, in order (p NULL: n zero bytes of a hole),
 	 * e.g. to hash it; tap_lost once data went around it (splice) */
@@ -48,6 +49,10 @@ struct afile {
  * failure nothing is left behind and afile_abort is still safe to call. */
 int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	       const struct writer_opts *o);
+/* The same, for a file that will get `mode` at commit: where the umask
+ * allows, the temporary is created with it (see create_mode), else 0600. */
+int afile_open_as(struct afile *f, int dirfd, const char *name, off_t size_hint,
+		  const struct writer_opts *o, mode_t mode);
 int afile_write(struct afile *f, const void *p, size_t n);
 /* For data that reaches the file without passing through the caller's memory
  * (splice): flushes the buffer and returns the fd, positioned at the write

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
@@ -23,25 +25,54 @@ static int name_ok(const char *name)
 	       strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
+/* Random bytes for temporary names, drawn from the kernel a batch at a time:
+ * one getrandom per file was one syscall in eight of a small file's. A child
+ * of fork starts with an empty pool, so parent and child never walk the same
+ * names (O_EXCL would catch them, at the price of a retry per file). */
+static unsigned char pool[TMP_RAND * 42];
+static size_t pool_left;
+
+static void pool_forget(void)
+{
+	pool_left = 0;
+}
+
+static void pool_take(unsigned char *out, size_t n)
+{
+	static int hooked;
+
+	if (!hooked)
+		hooked = pthread_atfork(NULL, NULL, pool_forget) == 0 ? 1 : -1;
+	if (pool_left < n && hooked > 0 &&
+	    getrandom(pool, sizeof pool, GRND_NONBLOCK) == (ssize_t)sizeof pool)
+		pool_left = sizeof pool;
+	if (pool_left >= n) {
+		memcpy(out, pool + sizeof pool - pool_left, n);
+		pool_left -= n;
+		return;
+	}
+	/* Names only need to be unlikely to collide (O_EXCL catches the rest),
+	 * so a short read is topped up from the clock. */
+	if (getrandom(out, n, GRND_NONBLOCK) != (ssize_t)n) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		for (size_t i = 0; i < n; i++)
+			out[i] ^= (unsigned char)((unsigned long)ts.tv_nsec >> (i * 5)) ^
+				  (unsigned char)getpid();
+	}
+}
+
 int fs_tmp_name(char out[256], const char *final)
 {
 	static const char alnum[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	unsigned char rnd[TMP_RAND];
+	unsigned char rnd[TMP_RAND] = { 0 };
 	size_t pre = sizeof FS_TMP_PREFIX - 1;
 	size_t room, n;
 
 	if (!name_ok(final))
 		return err_set(-EINVAL, "invalid file name for a temporary");
-	/* Names only need to be unlikely to collide (O_EXCL catches the rest),
-	 * so a short read from the pool is topped up from the clock. */
-	if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		for (size_t i = 0; i < sizeof rnd; i++)
-			rnd[i] ^= (unsigned char)((unsigned long)ts.tv_nsec >> (i * 5)) ^
-				  (unsigned char)getpid();
-	}
+	pool_take(rnd, sizeof rnd);
 	memcpy(out, FS_TMP_PREFIX, pre);
 	for (size_t i = 0; i < TMP_RAND; i++)
 		out[pre + i] = alnum[rnd[i] % (sizeof alnum - 1)];

@@ -1651,8 +1651,8 @@ static int open_target(struct receiver *r, struct afile *f, const struct m_file_
 				 .mtime_ns = fb->mtime_ns };
 
 	*stale = 0;
-	if (dfd < 0 || afile_open(f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
-				  &r->o->writer) < 0) {
+	if (dfd < 0 || afile_open_as(f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
+				     &r->o->writer, mode_of(r, fb->mode, 0)) < 0) {
 		file_error(r, w->path, err_msg());
 		return 0;
 	}

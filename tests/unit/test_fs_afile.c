@@ -284,6 +284,41 @@ static void test_names(void **state)
 	assert_int_equal(count_temps(f->dfd), 0);
 }
 
+/* A temporary is born with its final mode only where that changes nothing:
+ * the umask (022 here, set before the first afile call) leaves the mode
+ * whole, no set-id or sticky bit, owner read and write. Every final mode is
+ * exact either way. */
+static void test_create_mode(void **state)
+{
+	static const struct { mode_t want, tmp; } cases[] = {
+		{ 0644, 0644 }, { 0755, 0755 }, { 0600, 0600 }, { 0640, 0640 },
+		{ 0664, 0600 },   /* the umask takes 020 */
+		{ 0444, 0600 },   /* owner cannot write: a partial could not be tagged */
+		{ 0200, 0600 },   /* owner cannot read it back */
+		{ 04755, 0600 }, { 02755, 0600 }, { 01777, 0600 },
+		{ 0, 0600 },
+	};
+	struct fx *f = *state;
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct afile a;
+		char name[16];
+		snprintf(name, sizeof name, "m%zu", i);
+		assert_int_equal(afile_open_as(&a, f->dfd, name, 0, NULL, cases[i].want), 0);
+		assert_int_equal(fstatat(f->dfd, a.tmp, &st, AT_SYMLINK_NOFOLLOW), 0);
+		if ((st.st_mode & 07777) != cases[i].tmp)
+			fail_msg("want %04o: temporary %04o, not %04o", (unsigned)cases[i].want,
+				 (unsigned)(st.st_mode & 07777), (unsigned)cases[i].tmp);
+		assert_int_equal(afile_write(&a, "x", 1), 0);
+		assert_int_equal(afile_commit(&a, cases[i].want, NULL), 0);
+		assert_int_equal(fstatat(f->dfd, name, &st, AT_SYMLINK_NOFOLLOW), 0);
+		if ((st.st_mode & 07777) != cases[i].want)
+			fail_msg("want %04o: committed as %04o", (unsigned)cases[i].want,
+				 (unsigned)(st.st_mode & 07777));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +329,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_commit_over_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_over_directory_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_create_mode, setup, teardown),
 	};
+	umask(022);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

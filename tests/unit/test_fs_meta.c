@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -67,6 +68,42 @@ static void test_tmp_name(void **state)
 	assert_int_equal(fs_tmp_name(a, longname), -EINVAL);
 	assert_int_equal(fs_tmp_name(a, "a/b"), -EINVAL);
 	assert_int_equal(fs_tmp_name(a, ".."), -EINVAL);
+}
+
+/* Names come from a pool of random bytes filled a batch at a time; a forked
+ * child must not draw the same names as its parent (both would then walk
+ * into each other's O_EXCL, a retry per file). 50 names from each side,
+ * after the parent's pool was filled: none shared. */
+static void test_tmp_name_after_fork(void **state)
+{
+	char mine[50][256], theirs[50][256];
+	int p[2];
+
+	(void)state;
+	assert_int_equal(fs_tmp_name(mine[0], "f"), 0);   /* fills the pool */
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char n[256] = { 0 };
+		for (int i = 0; i < 50; i++)
+			if (fs_tmp_name(n, "f") < 0 || write(p[1], n, sizeof n) != sizeof n)
+				_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(fs_tmp_name(mine[i], "f"), 0);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(read(p[0], theirs[i], sizeof theirs[i]), sizeof theirs[i]);
+	close(p[0]);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (int i = 0; i < 50; i++)
+		for (int j = 0; j < 50; j++)
+			if (strcmp(mine[i], theirs[j]) == 0)
+				fail_msg("parent and child both drew %s", mine[i]);
 }
 
 static void test_set_meta(void **state)
@@ -213,6 +250,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tmp_name),
+		cmocka_unit_test(test_tmp_name_after_fork),
 		cmocka_unit_test_setup_teardown(test_set_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_atomic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_tree, setup, teardown),
