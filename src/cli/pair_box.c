@@ -232,6 +232,14 @@ static int wait_for_pairing(struct box *b, int64_t until)
 	return err_set(-EINTR, "stopped; nothing was paired");
 }
 
+/* Two names of one file: the same text, or (both existing) the same inode. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return strcmp(a, b) == 0 || (stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+				     sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
 static int module_keys(const struct ferry_config *cfg, const struct module_cfg *m,
 		       const char **out)
 {
@@ -240,6 +248,25 @@ static int module_keys(const struct ferry_config *cfg, const struct module_cfg *
 	if (!k || !strcmp(k, "none"))
 		return err_set(-EINVAL, "module '%s' has no authorized keys file to add a key to "
 			       "(set 'authorized keys = FILE' for it)", m->name);
+	/* A key added to a file that other modules read would open them too:
+	 * pairing is for one module, so it needs a file of the module's own. */
+	char others[256] = "";
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->n_modules; i++) {
+		const struct module_cfg *o = &cfg->modules[i];
+		if (o == m || !o->authorized_keys || !same_file(o->authorized_keys, k))
+			continue;
+		size_t len = strlen(others);
+		if (n++ < 4)
+			snprintf(others + len, sizeof others - len, "%s'%s'", len ? ", " : "",
+				 o->name);
+	}
+	if (n)
+		return err_set(-EINVAL, "module '%s' shares its authorized keys file %s with "
+			       "%zu other module%s (%s%s): a paired key would open %s too; give "
+			       "'%s' a file of its own ('authorized keys = FILE' in its section)",
+			       m->name, k, n, n == 1 ? "" : "s", others, n > 4 ? ", ..." : "",
+			       n == 1 ? "it" : "them", m->name);
 	*out = k;
 	return 0;
 }

@@ -154,5 +154,19 @@ kill $PAIR_PID; box_done 5
 printf '[closed]\npath = %s\nauthorized keys = none\n' "$T/pmod" >> "$T/ferry.conf"
 expect_rc 3 env FERRY_HOME="$T/serverhome" $FERRY_SERVER pair closed --config "$T/ferry.conf"
 grep -q "no authorized keys file" "$T/last.err" || fail "a closed module was offered"
+
+note "a keys file other modules read too is refused: the key would open them"
+# 'm' reads the [global] file; a module that inherits it shares it with 'm'
+printf '[inherits]\npath = %s\n' "$T/pmod" >> "$T/ferry.conf"
+expect_rc 3 env FERRY_HOME="$T/serverhome" $FERRY_SERVER pair inherits --config "$T/ferry.conf"
+grep -q "module 'inherits' shares its authorized keys file .* with 1 other module ('m')" "$T/last.err" ||
+  { cat "$T/last.err"; fail "pairing a module whose keys file is the global one was offered"; }
+# the same file under another name, next to 'p'
+ln -sf "$AK" "$T/serverhome/alias_keys"
+printf '[alias]\npath = %s\nauthorized keys = %s\n' "$T/pmod" "$T/serverhome/alias_keys" >> "$T/ferry.conf"
+expect_rc 3 env FERRY_HOME="$T/serverhome" $FERRY_SERVER pair p --config "$T/ferry.conf"
+grep -q "shares its authorized keys file .* with 1 other module ('alias')" "$T/last.err" ||
+  { cat "$T/last.err"; fail "a keys file shared under another name was not seen"; }
+not_added "a shared keys file"
 kill -0 "$SERVER_PID" || fail "the daemon died"
 echo "test_pair: ok"
