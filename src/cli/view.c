@@ -61,6 +61,10 @@ static const char *itemize(char out[16], char dir, int kind, unsigned bits)
 		out[3] = (bits & CHGB_SIZE) ? 's' : '.';
 		out[4] = (bits & CHGB_TIME) ? 't' : '.';
 		out[5] = (bits & CHGB_PERMS) ? 'p' : '.';
+		out[6] = (bits & CHGB_OWNER) ? 'o' : '.';
+		out[7] = (bits & CHGB_GROUP) ? 'g' : '.';
+		out[9] = (bits & CHGB_ACL) ? 'a' : '.';
+		out[10] = (bits & CHGB_XATTR) ? 'x' : '.';
 	}
 	return out;
 }
@@ -87,14 +91,15 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	/* the path is the peer's (a push's CHANGE) or built from its names */
 	const char *shown = peer_quote(q, sizeof q, path);
 
-	itemize(item, v->dir, kind, bits);
+	/* a deletion, failure or retry is a fixed word, not the buffer */
+	const char *it = itemize(item, v->dir, kind, bits);
 	if (v->log)
-		log_line(v, item, shown);
+		log_line(v, it, shown);
 	if (x->co.quiet || (!x->co.verbose && !x->itemize && kind != CHG_ERROR))
 		return;
 	progress_clear(&v->pg);
 	if (x->itemize)
-		printf("%s %s\n", item, shown);
+		printf("%s %s\n", it, shown);
 	else
 		printf("%-7s %s\n", kind > 0 && kind <= CHG_RETRY ? tag[kind] : "?", shown);
 	fflush(stdout);

@@ -1306,6 +1306,17 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	return rc;
 }
 
+/* rsync's form: a directory ends in '/' (its contents are not listed) */
+static void report_deleted(struct receiver *r, const char *wpath, int is_dir)
+{
+	char shown[PATH_MAX_WIRE + 2];
+
+	if (is_dir && snprintf(shown, sizeof shown, "%s/", wpath) < (int)sizeof shown)
+		report(r, CHG_DELETE, shown);
+	else
+		report(r, CHG_DELETE, wpath);
+}
+
 static int on_dir_end(struct receiver *r)
 {
 	char wpath[PATH_MAX_WIRE + 1];
@@ -1326,7 +1337,7 @@ static int on_dir_end(struct receiver *r)
 				     S_ISDIR(r->local.ents[i].st.st_mode)) ||
 		    module_hides(r, wpath, S_ISDIR(r->local.ents[i].st.st_mode)))
 			continue;   /* protected: excluded, P, a receiver-side rule, the module's */
-		report(r, CHG_DELETE, wpath);
+		report_deleted(r, wpath, S_ISDIR(r->local.ents[i].st.st_mode));
 		r->st->deleted++;
 		if (!r->dry && remove_entry(r, n, wpath) < 0)
 			file_error(r, wpath, err_msg());
