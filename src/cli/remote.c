@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/config.h"
 #include "util/err.h"
 
 int remote_is(const char *arg)
@@ -133,7 +134,10 @@ int remote_parse(const char *arg, unsigned default_port, struct remote *r)
 	}
 	if (rc < 0)
 		return rc;
-	if (r->port == default_port)
+	/* the known-hosts name: HOST alone only on the standard port, whether
+	 * the port came from the operand or from --port (a --port run once
+	 * recorded HOST, clashing with another daemon on the same host) */
+	if (r->port == FERRY_DEFAULT_PORT)
 		snprintf(r->display, sizeof r->display, "%s", r->host);
 	else if (strchr(r->host, ':'))
 		snprintf(r->display, sizeof r->display, "[%s]:%u", r->host, r->port);

@@ -8,6 +8,10 @@ start_server
 kh=$T/clienthome/known_hosts
 expect_rc 0 ferry_c ls "$(url m)"
 grep -q "^127.0.0.1:$PORT " "$kh" || fail "first contact not recorded"
+# --port names the host as the URL's port does: one line, found both ways
+expect_rc 0 ferry_c ls --port "$PORT" "127.0.0.1:m"
+[ "$(grep -c "^127.0.0.1" "$kh")" = 1 ] || { cat "$kh"; fail "--port recorded the host under another name"; }
+expect_rc 0 $FERRY_CLIENT ls --identity "$T/clienthome/id_ferry" --known-hosts "$kh" --port "$PORT" "127.0.0.1:m"
 echo "other.example AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= keep me" >> "$kh"
 
 note "a replaced host key is refused, and the message names the way out"
