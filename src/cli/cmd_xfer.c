@@ -49,15 +49,25 @@ static int remote_of(const char *arg, const struct xfer_cli *x, const char *what
 	return 0;
 }
 
+static volatile sig_atomic_t stop_resumes = 1;   /* --no-resume clears it */
+
 /* Ctrl-C or SIGTERM: exit 20 with one line, as rsync; a pull's file being
  * written is a temporary, removed here (async-signal-safe calls only). */
 static void on_stop(int sig)
 {
-	static const char msg[] = "\nferry: stopped by a signal (nothing partial is left)\n";
+	/* what the receiver keeps: a random temporary goes (here, or on the
+	 * box when its session ends); a partial name stays for the next run */
+	static const char kept[] = "\nferry: stopped by a signal (no file is left half-written "
+				   "under its name; what arrived of a big file is kept, and the "
+				   "next run resumes it)\n";
+	static const char none[] = "\nferry: stopped by a signal (no file is left half-written "
+				   "under its name; --no-resume: nothing partial is kept)\n";
+	const char *msg = stop_resumes ? kept : none;
+	size_t len = stop_resumes ? sizeof kept - 1 : sizeof none - 1;
 
 	(void)sig;
 	afile_signal_cleanup();
-	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+	if (write(STDERR_FILENO, msg, len) < 0) {
 		/* nothing more to do: we are leaving */
 	}
 	_exit(EXIT_SIGNAL);
@@ -182,6 +192,7 @@ int cmd_push(int argc, char **argv)
 		struct xfer_opts o = { .flags = x.flags, .do_delta = 1,
 				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
+		stop_resumes = !(x.flags & REQ_NO_RESUME);
 		signal(SIGINT, on_stop);
 		signal(SIGTERM, on_stop);
 		signal(SIGHUP, on_stop);
@@ -259,6 +270,7 @@ int cmd_pull(int argc, char **argv)
 		return die_msg("%s", err_msg()), EXIT_LOCAL;
 	}
 	request_init(&rq, OP_PULL, &x, &r);
+	stop_resumes = !(x.flags & REQ_NO_RESUME);
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGHUP, on_stop);

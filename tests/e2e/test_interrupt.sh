@@ -60,4 +60,35 @@ stop_server
 wait $cpid 2> /dev/null && fail "the client did not notice the server stopping"
 only_partial
 cmp "$T/old-version" "$T/mod/dst/big.bin" || fail "the old version was damaged"
+
+note "Ctrl-C of a pull says what it leaves: the partial (resume), or nothing (--no-resume)"
+start_server
+# interrupt_pull WAIT_FOR ARGS...: a slow pull of big.bin into $T/back, SIGINT
+# once WAIT_FOR (a find -name pattern) shows up there; its stderr in $T/int.err
+interrupt_pull() {
+  local want=$1; shift
+  mkdir -p "$T/back"
+  # shellcheck disable=SC2086
+  $FERRY_CLIENT pull --identity "$T/clienthome/id_ferry" --known-hosts "$T/clienthome/known_hosts" --accept-new \
+    --bwlimit 4M "$@" "$(url m/dst/big.bin)" "$T/back/" > /dev/null 2> "$T/int.err" &
+  cpid=$!
+  for _ in $(seq 1 200); do
+    [ -n "$(find "$T/back" -name "$want" -size +100k)" ] && break
+    sleep 0.05
+  done
+  kill -INT $cpid
+  local rc=0
+  wait $cpid || rc=$?
+  [ "$rc" = 20 ] || { cat "$T/int.err"; fail "a pull stopped by SIGINT: exit $rc, not 20"; }
+}
+interrupt_pull '.ferry-part.big.bin'
+grep -q "stopped by a signal (no file is left half-written under its name; what arrived of a big file is kept" "$T/int.err" ||
+  { cat "$T/int.err"; fail "the message does not say the partial is kept"; }
+[ -s "$T/back/.ferry-part.big.bin" ] || fail "no partial kept after Ctrl-C"
+[ ! -e "$T/back/big.bin" ] || fail "a half file under the final name"
+rm -rf "$T/back"
+interrupt_pull '.ferry-*' --no-resume
+grep -q "stopped by a signal (no file is left half-written under its name; --no-resume: nothing partial is kept)" "$T/int.err" ||
+  { cat "$T/int.err"; fail "--no-resume: the message does not say nothing is kept"; }
+[ -z "$(ls -A "$T/back")" ] || fail "--no-resume: left $(ls -A "$T/back")"
 echo "PASS"
