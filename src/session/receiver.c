@@ -551,6 +551,22 @@ static int open_dirs_enter(struct receiver *r, const char *path)
 	return 0;
 }
 
+/* A directory of ours that we may not write (0555, say) is given u+wx while
+ * its entries arrive, as rsync does; its DIR_META sets the sender's mode
+ * afterwards (ferry always keeps modes). Not in a snapshot module, where a
+ * mode change must go through the increment's log. */
+static void let_us_write(struct receiver *r, const char *wpath)
+{
+	struct stat st;
+
+	if (r->dry || r->o->snap || r->cur_fd < 0 || geteuid() == 0 ||
+	    fstat(r->cur_fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR))
+		return;
+	if (fchmod(r->cur_fd, (st.st_mode & 07777) | S_IWUSR | S_IXUSR) < 0)
+		dir_error(r, wpath, strerror(errno));
+}
+
 static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 {
 	char lp[PATH_MAX_WIRE + 1];
@@ -587,6 +603,8 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	/* with --existing a directory that is not here was not created: quietly */
 	if (r->cur_fd < 0 && !r->dry && !(r->cur_fd == -ENOENT && (r->o->flags & REQ_EXISTING)))
 		dir_error(r, db->path, err_msg());
+	if (!(db->flags & DIRB_SYNTHETIC) && !r->single)   /* its DIR_META will follow */
+		let_us_write(r, db->path);
 	if (r->o->snap && (rc = open_dirs_enter(r, db->path)) < 0)
 		return rc;
 	snprintf(r->cur, sizeof r->cur, "%s", db->path);

@@ -186,6 +186,31 @@ grep -q "zlocked" "$T/merged" || fail "the error line is missing"
 if LC_ALL=C grep -a "ferry: .*zlocked" "$T/merged" | LC_ALL=C grep -aq "MB/s[^$(printf '\r')]*ferry:"; then
   cat -v "$T/merged"; fail "an error line was printed on top of the progress line"
 fi
+
+note "a read-only directory of ours is written into, then keeps the sender's mode, as rsync -a"
+# (a newcomer trial: every file of a pull into a 0555 directory failed, and
+# the directory was left 0755, so the next pull passed)
+mkdir -p "$T/mod/rodocs/sub" "$T/pc/ro" "$T/pc/ro-rsync"
+echo a > "$T/mod/rodocs/a"; echo b > "$T/mod/rodocs/sub/b"
+chmod 555 "$T/mod/rodocs/sub" "$T/mod/rodocs"
+chown nobody "$T/pc/ro" "$T/pc/ro-rsync"; chmod 555 "$T/pc/ro" "$T/pc/ro-rsync"
+setpriv --reuid=nobody --regid=nogroup --clear-groups rsync -a "$T/mod/rodocs/" "$T/pc/ro-rsync/" ||
+  fail "the rsync oracle failed"
+expect_rc 0 setpriv --reuid=nobody --regid=nogroup --clear-groups $FERRY_CLIENT pull \
+  --identity "$T/nb/id" --known-hosts "$T/nb/kh" --accept-new "$(url m/rodocs/)" "$T/pc/ro"
+tree_modes() { (cd "$1" && find . -printf '%P %m %s\n' | LC_ALL=C sort); }
+diff <(tree_modes "$T/pc/ro-rsync") <(tree_modes "$T/pc/ro") ||
+  fail "pull into a 0555 directory: not what rsync -a makes"
+# the push side: the daemon (nobody) writes into a 0555 directory of its module
+chmod u+w "$T/mod/rodocs"; chown -R nobody "$T/mod/rodocs"; chmod 555 "$T/mod/rodocs"
+# (a directory's contents, as rsync -a: a single file into it fails for both)
+mkdir -p "$T/pc/ro-src"; echo c > "$T/pc/ro-src/ro-new"; chmod 644 "$T/pc/ro-src/ro-new"
+chmod 555 "$T/pc/ro-src"
+expect_rc 0 nobody_push "$T/pc/ro-src/" "$(url m/rodocs/)"
+[ -f "$T/mod/rodocs/ro-new" ] || fail "push into a 0555 directory of the module failed"
+[ "$(stat -c %a "$T/mod/rodocs")" = 555 ] || fail "the pushed-into directory is not the sender's 0555"
+chmod u+w "$T/mod/rodocs" "$T/mod/rodocs/sub" "$T/pc/ro" "$T/pc/ro/sub" "$T/pc/ro-rsync" "$T/pc/ro-rsync/sub" \
+  "$T/pc/ro-src"
 stop_server
 
 note "10.1: on a full disk only committed bytes count as sent"
