@@ -30,8 +30,9 @@ int verify_print_summary(const struct verify_report *r)
 	if (isatty(2))
 		fputc('\n', stderr);
 	if (r->skipped_run) {
-		printf("verify: the last full pass is recent enough (--if-older): nothing read\n");
-		return 0;
+		printf("verify: the last full pass is recent enough (--if-older): nothing read; "
+		       "it found %llu damaged\n", (unsigned long long)r->bad);
+		return r->bad ? EXIT_PARTIAL : 0;
 	}
 	printf("verify: %llu files, %llu bytes read; %llu damaged; %llu without a recorded "
 	       "hash%s\n", (unsigned long long)r->files, (unsigned long long)r->bytes,

@@ -143,7 +143,9 @@ enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3, ENT_SPECIAL = 4 };
 #define DIRB_SYNTHETIC 0x01u  /* the root listing made of the sources given: never --delete here */
 #define DIRB_SINGLE    0x02u  /* the root listing is one regular file named on the command line */
 
-enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2 };
+/* FILE_DAMAGED: the box's copy no longer matches the hash recorded when it
+ * was stored (a snapshot module; bit rot, or a change made behind ferry) */
+enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2, FILE_DAMAGED = 3 };
 
 enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
 		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7, CHG_RETRY = 8 };

@@ -18,6 +18,8 @@ struct conn {
 	struct ratelimit rl;            /* file data rate; rate 0 = unlimited */
 	uint16_t peer_code;             /* the code of the peer's ERROR, once one came */
 	struct zdata *z;                /* compression, when negotiated (session/zdata.h); else NULL */
+	int check_stored;               /* a sender in a snapshot module: each file's bytes are
+					   checked against the hash recorded when it was stored */
 	uint8_t out[MSG_MAX_ENCODED];
 };
 

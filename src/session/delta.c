@@ -988,8 +988,13 @@ int delta_send_needed(struct conn *c, int fd, uint32_t index, const struct delta
 	}
 	if (rc == 0)   /* the tail after the last whole block always travels */
 		rc = send_range(c, fd, (uint64_t)d->n * d->block, d->size, buf, &status, st, pg);
+	if (rc == 0 && status == FILE_OK && d->damaged)
+		status = FILE_DAMAGED;
 	if (rc == 0)
 		rc = filedata_send_end(c, status, d->hash);
+	if (rc == 0 && status == FILE_DAMAGED)
+		xfer_note(st, "%s: damaged on the box (its bytes no longer match the hash recorded "
+			  "when it was stored; ferry verify)", d->path);
 	free(buf);
 	return rc;
 }
@@ -1149,7 +1154,9 @@ int delta_recv_assembled(struct conn *c, const struct m_file_begin *fb, struct a
 	if (rc == 0 && (rc = conn_recv(c, &m)) == 0 && m.type != MSG_FILE_END)
 		rc = err_set(-EBADMSG, "protocol: %s after a delta's data", msg_type_name(m.type));
 	if (rc == 0 && (m.u.file_end.status != FILE_OK || !m.u.file_end.has_hash)) {
-		snprintf(reason, sizeof reason, "the sender's file changed while it was sent");
+		snprintf(reason, sizeof reason, "%s",
+			 filedata_end_reason(m.u.file_end.status,
+					     "the sender's file changed while it was sent"));
 		ok = 0;
 	}
 	if (rc == 0 && ok) {

@@ -147,6 +147,7 @@ struct delta_need {
 	uint32_t block, n;
 	const uint8_t *bits;
 	const uint8_t *hash;
+	int damaged;            /* the hash differs from the one stored with the file */
 };
 int delta_send_needed(struct conn *c, int fd, uint32_t index, const struct delta_need *d,
 		      struct xfer_stats *st, struct progress *pg);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "fs/snapstore.h"
 #include "session/progress.h"
 #include "session/zdata.h"
 #include "util/err.h"
@@ -107,6 +108,33 @@ static int send_end(struct conn *c, uint8_t status, XXH3_state_t *h)
 	if (h)
 		filedata_hash_out(h, hash);
 	return filedata_send_end(c, status, h ? hash : NULL);
+}
+
+int filedata_stored(const struct conn *c, int fd, uint8_t want[MSG_HASH_LEN])
+{
+	int64_t when;
+	return c->check_stored && snaphash_get(fd, want, &when) == 1;
+}
+
+uint8_t filedata_status_of(uint8_t status, int stored, const uint8_t *want,
+			   const uint8_t *sent)
+{
+	return status == FILE_OK && stored && memcmp(want, sent, MSG_HASH_LEN) != 0 ? FILE_DAMAGED
+										 : status;
+}
+
+const char *filedata_end_reason(uint8_t status, const char *otherwise)
+{
+	return status == FILE_DAMAGED ? "damaged on the box: its bytes no longer match the hash "
+					"recorded when it was stored (ferry verify there says "
+					"more); nothing was written here" : otherwise;
+}
+
+static const char *status_word(uint8_t status)
+{
+	return status == FILE_CHANGED ? "file shrank" :
+	       status == FILE_DAMAGED ? "damaged on the box (its bytes no longer match the hash "
+					"recorded when it was stored; ferry verify)" : "read error";
 }
 
 int filedata_send_failed(struct conn *c, uint32_t index)
@@ -224,7 +252,9 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 	}
 	if (pg)
 		progress_file(pg, path, (uint64_t)sb.st_size);
-	if ((rc = hash_new(c, 0, &h)) < 0)
+	uint8_t want[MSG_HASH_LEN], sent[MSG_HASH_LEN];
+	int stored = filedata_stored(c, fd, want);
+	if ((rc = hash_new(c, stored, &h)) < 0)
 		return rc;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	rc = filedata_send_begin(c, index, &sb);
@@ -242,13 +272,17 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 		st->bytes_data += (uint64_t)(end - off);
 		off = end;
 	}
-	if (rc == 0)
-		rc = send_end(c, status, h);
+	if (rc == 0 && h) {
+		filedata_hash_out(h, sent);
+		status = filedata_status_of(status, stored, want, sent);
+		rc = filedata_send_end(c, status, sent);
+	} else if (rc == 0) {
+		rc = filedata_send_end(c, status, NULL);
+	}
 	if (h)
 		XXH3_freeState(h);
 	if (rc == 0 && status != FILE_OK)   /* FILE_END tells the receiver, which counts it */
-		xfer_note(st, "%s: %s while it was sent", path,
-			   status == FILE_CHANGED ? "file shrank" : "read error");
+		xfer_note(st, "%s: %s while it was sent", path, status_word(status));
 	else if (rc == 0)
 		st->files_sent++;
 	return rc;
@@ -420,7 +454,9 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
 		rc = err_set(-EBADMSG, "protocol: file data ended after %llu of %llu bytes",
 			     (unsigned long long)off, (unsigned long long)fb->size);
 	if (rc == 0 && m.u.file_end.status != FILE_OK) {
-		snprintf(reason, sizeof reason, "the sender could not read it completely");
+		snprintf(reason, sizeof reason, "%s",
+			 filedata_end_reason(m.u.file_end.status,
+					     "the sender could not read it completely"));
 		ok = 0;
 	}
 	if (rc == 0 && h && !m.u.file_end.has_hash)

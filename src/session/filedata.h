@@ -28,6 +28,14 @@ int filedata_send_failed(struct conn *c, uint32_t index);
  * a file that could not be read) and FILE_END (hash NULL = none). */
 int filedata_send_begin(struct conn *c, uint32_t index, const struct stat *sb);
 int filedata_send_end(struct conn *c, uint8_t status, const uint8_t *hash);
+/* A snapshot module's sender (c->check_stored): 1 and want = the hash fd's
+ * file was stored with, or 0 (no record, or not asked). */
+int filedata_stored(const struct conn *c, int fd, uint8_t want[MSG_HASH_LEN]);
+/* What the receiver says of a FILE_END that is not FILE_OK. */
+const char *filedata_end_reason(uint8_t status, const char *otherwise);
+/* FILE_DAMAGED where a stored hash exists and the bytes sent do not match. */
+uint8_t filedata_status_of(uint8_t status, int stored, const uint8_t *want,
+			   const uint8_t *sent);
 /* The canonical (big-endian) bytes of an xxh3-128 state. */
 struct XXH3_state_s;
 void filedata_hash_out(struct XXH3_state_s *h, uint8_t out[MSG_HASH_LEN]);

@@ -312,6 +312,9 @@ static int sign_one(struct sender *s, struct pending *p)
 				     .n = pd->d.n, .bits = pd->bits, .hash = pd->hash };
 	s->pull_deltas++;
 	rc = delta_file_sig_send(s->c, fd, p->index, size, pd->hash);
+	uint8_t want[MSG_HASH_LEN];
+	if (rc == 0 && filedata_stored(s->c, fd, want))
+		pd->d.damaged = memcmp(want, pd->hash, MSG_HASH_LEN) != 0;
 	close(fd);
 	return rc;
 }

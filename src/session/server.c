@@ -239,6 +239,9 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 		source_of(&src, j, rq->path, fl);
 		if (rq->op == OP_LIST)   /* ls -r recurses, as rsync --list-only -r */
 			o.flags &= ~REQ_CHECKSUM;
+		/* a restore never passes on rot silently: what the snapshot module
+		 * recorded at commit is checked as the file goes */
+		c->check_stored = rq->op == OP_PULL && (mod->snapshots || mod->append_only);
 		rc = sender_run(c, &src, 1, &o, &h, &st);
 	}
 	if (rc == 0)

@@ -46,8 +46,9 @@ static int save_state(struct walk *w, int complete)
 	char buf[128];
 	int n = snprintf(buf, sizeof buf, "started=%" PRId64 "\ndone=%" PRIu64 "\n%s",
 			 w->started, complete ? 0 : w->seen, "");
-	if (complete)
-		n = snprintf(buf, sizeof buf, "complete=%" PRId64 "\n", (int64_t)time(NULL));
+	if (complete)   /* what it found, for a later --if-older that reads nothing */
+		n = snprintf(buf, sizeof buf, "complete=%" PRId64 "\ndamaged=%" PRIu64 "\n",
+			     (int64_t)time(NULL), w->r->bad);
 	int fd = openat(w->hist, STATE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 			0600);
 	if (fd < 0)
@@ -60,21 +61,26 @@ static int save_state(struct walk *w, int complete)
 }
 
 /* The last pass: when it completed, or how far a cut one got. */
-static void load_state(int hist, int64_t *complete, int64_t *started, uint64_t *done)
+static void load_state(int hist, int64_t *complete, int64_t *started, uint64_t *done,
+		       uint64_t *damaged)
 {
 	char buf[256];
 	int fd = openat(hist, STATE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
 
 	*complete = *started = 0;
-	*done = 0;
+	*done = *damaged = 0;
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	if (sscanf(buf, "complete=%" SCNd64, complete) == 1)
+	if (sscanf(buf, "complete=%" SCNd64, complete) == 1) {
+		const char *d = strstr(buf, "\ndamaged=");   /* absent before 2026-12-04 */
+		if (d && sscanf(d + 9, "%" SCNu64, damaged) != 1)
+			*damaged = 0;
 		return;
+	}
 	if (sscanf(buf, "started=%" SCNd64 "\ndone=%" SCNu64, started, done) != 2)
 		*started = 0, *done = 0;
 }
@@ -261,7 +267,7 @@ int snap_verify(const struct jail *mod, const struct verify_opts *o, struct veri
 	struct walk w = { .o = o, .r = r };
 	int hist, snaps, rc;
 	int64_t complete, started;
-	uint64_t done;
+	uint64_t done, damaged;
 
 	memset(r, 0, sizeof *r);
 	if ((rc = snapstore_open(mod->root_fd, 0, &hist, &snaps)) < 0)
@@ -279,9 +285,10 @@ int snap_verify(const struct jail *mod, const struct verify_opts *o, struct veri
 	}
 	close(lock);
 	w.hist = hist;
-	load_state(hist, &complete, &started, &done);
+	load_state(hist, &complete, &started, &done, &damaged);
 	if (o->if_older && complete && complete > (int64_t)time(NULL) - o->if_older) {
 		r->skipped_run = 1;
+		r->bad = damaged;   /* still damaged, as far as anyone knows */
 		goto out;
 	}
 	w.started = started && !o->restart ? started : (int64_t)time(NULL);
