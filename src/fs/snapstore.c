@@ -280,11 +280,19 @@ int snapstore_select(const struct snapinfo *s, size_t n, const char *sel)
 	for (size_t i = n; i-- > 0;)
 		if (!strcmp(s[i].name, sel))
 			return (int)i;
-	if (len <= TIME_LEN && isdigit((unsigned char)sel[0]))   /* a time prefix: the newest at or before it */
+	/* a time prefix: the newest at or before it; written as ISO 8601 with
+	 * colons (or a blank for the T) it means the same as the name's form */
+	char t[TIME_LEN + 1];
+	size_t tl = 0;
+	for (const char *p = sel; *p && tl < sizeof t; p++)
+		if (*p != ':')
+			t[tl++] = *p == ' ' ? 'T' : *p;
+	if (tl <= TIME_LEN && isdigit((unsigned char)sel[0]))
 		for (size_t i = n; i-- > 0;)
-			if (strncmp(s[i].name, sel, len) <= 0)
+			if (strncmp(s[i].name, t, tl) <= 0)
 				return (int)i;
-	return err_set(-ENOENT, "no snapshot %s", fs_quote(q, sel, len));
+	return err_set(-ENOENT, "no snapshot %s (a name as listed, latest, -N, or a UTC time such "
+		       "as 2026-11-30 or 2026-11-30T12:00)", fs_quote(q, sel, len));
 }
 
 int snaphash_put(int fd, const uint8_t hash[16], int64_t when)

@@ -208,6 +208,12 @@ static void test_names(void **state)
 	assert_int_equal(snapstore_select(s, 4, "2026-11-30"), 2);   /* newest that day */
 	assert_int_equal(snapstore_select(s, 4, "2026-12-01"), 2);   /* newest before it */
 	assert_int_equal(snapstore_select(s, 4, "2026-11-30T1"), 1);
+	/* ISO 8601 with colons, or a blank for the T: the same times */
+	assert_int_equal(snapstore_select(s, 4, "2026-11-30T08:00:00"), 1);
+	assert_int_equal(snapstore_select(s, 4, "2026-11-30T19:59"), 1);
+	assert_int_equal(snapstore_select(s, 4, "2026-11-30 20:00"), 2);
+	assert_true(snapstore_select(s, 4, "2026-11-29T22:59:59") < 0);
+	assert_true(snapstore_select(s, 4, "2026-11-30T08:00:00trailing junk") < 0);
 	assert_true(snapstore_select(s, 4, "2026-11-28") < 0);
 	assert_true(snapstore_select(s, 4, "nosuch") < 0);
 	assert_true(snapstore_select(s, 0, "") < 0);
