@@ -175,12 +175,6 @@ int keys_load(const char *path, struct keypair *kp)
 		rc = err_set(-EINVAL, "private key %s is not a regular file", path);
 		goto out;
 	}
-	if (st.st_mode & 0077) {
-		rc = err_set(-EPERM, "private key %s is %s by group or others (mode %04o): chmod 600 it",
-			     path, (st.st_mode & 0044) ? "readable" : "accessible",
-			     (unsigned)(st.st_mode & 07777));
-		goto out;
-	}
 	while ((size_t)n < sizeof buf && (r = read(fd, buf + n, sizeof buf - (size_t)n)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -195,7 +189,21 @@ int keys_load(const char *path, struct keypair *kp)
 	if (len < hl + KEY_B64_LEN || memcmp(buf, PRIV_HEADER, hl) != 0 ||
 	    (len != hl + KEY_B64_LEN && !(len == hl + KEY_B64_LEN + 1 && buf[len - 1] == '\n')) ||
 	    key_from_base64(buf + hl, len - hl, kp->priv) < 0) {
-		rc = err_set(-EINVAL, "%s is not a ferry private key file", path);
+		size_t pl = strlen(path);
+		/* what the file is comes first: "chmod 600" of a public key helps nobody */
+		if (pl > 4 && !strcmp(path + pl - 4, ".pub"))
+			rc = err_set(-EINVAL, "%s is a public key; the private key is %.*s",
+				     path, (int)(pl - 4), path);
+		else
+			rc = err_set(-EINVAL, "%s is not a ferry private key file", path);
+		goto out;
+	}
+	/* after the content (what the file is comes first), before any use */
+	if (st.st_mode & 0077) {
+		sodium_memzero(kp->priv, sizeof kp->priv);
+		rc = err_set(-EPERM, "private key %s is %s by group or others (mode %04o): chmod 600 it",
+			     path, (st.st_mode & 0044) ? "readable" : "accessible",
+			     (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	crypto_scalarmult_base(kp->pub, kp->priv);

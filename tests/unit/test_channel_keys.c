@@ -92,8 +92,19 @@ static void test_perm_refused(void **state)
 	chmod(p, 0640);
 	assert_int_equal(keys_load(p, &kp), -EPERM);
 	assert_non_null(strstr(err_msg(), "readable by group or others (mode 0640): chmod 600"));
+	for (size_t i = 0; i < sizeof kp.priv; i++)   /* nothing of it left behind */
+		assert_int_equal(kp.priv[i], 0);
 	chmod(p, 0600);
 	assert_int_equal(keys_load(p, &kp), 0);
+	/* a public key given as the private one is named as what it is, even
+	 * with its usual mode 0644 (not "chmod 600 it") */
+	char pub[300];
+	snprintf(pub, sizeof pub, "%s.pub", p);
+	struct stat st;   /* keys_save wrote it beside the private key */
+	assert_int_equal(stat(pub, &st), 0);
+	assert_int_equal(keys_load(pub, &kp), -EINVAL);
+	assert_non_null(strstr(err_msg(), ".pub is a public key; the private key is "));
+	assert_non_null(strstr(err_msg(), "loose"));
 }
 
 static void test_bad_private(void **state)
