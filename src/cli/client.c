@@ -139,8 +139,16 @@ static int dial(const struct remote *r, int family, int *fdp)
 		fd = -1;
 	}
 	freeaddrinfo(res);
-	if (fd < 0)
+	if (fd < 0) {
+		/* "HOST:58639/share" is module "58639" on the default port */
+		size_t n = strlen(r->module);
+		if (n && n <= 5 && strspn(r->module, "0123456789") == n)
+			return err_set(-e, "cannot connect to %s port %u: %s (HOST:%s/... names "
+				       "module '%s' on port %u; for port %s write ferry://HOST:%s/MODULE "
+				       "or --port %s)", r->host, r->port, strerror(e), r->module,
+				       r->module, r->port, r->module, r->module, r->module);
 		return err_sys(-e, "cannot connect to %s port %u", r->host, r->port);
+	}
 	int one = 1;
 	/* Decisions and acks are small; they must not wait for Nagle. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -105,6 +105,19 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	fflush(stdout);
 }
 
+/* A file-system error of this side (a pull's destination, a push's source):
+ * the peer's words come as -ECONNABORTED, the link's as socket errors. */
+static int local_error(int rc)
+{
+	switch (-rc) {
+	case ENOTDIR: case EISDIR: case ENOENT: case EACCES: case EPERM: case EEXIST:
+	case ENOSPC: case EROFS: case EDQUOT: case ENAMETOOLONG: case ELOOP: case EXDEV:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int exit_of(int rc, uint16_t peer_code)
 {
 	if (rc == -ETIMEDOUT)
@@ -125,11 +138,15 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 			     .human = x->human, .dry = !!(x->flags & REQ_DRY_RUN) };
 
 	if (rc < 0) {
+		int here = local_error(rc);
 		progress_clear(&v->pg);
-		die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
+		if (here)   /* this side's disk, not the server: no host in front */
+			die_msg("%s", peer_quote(q, sizeof q, err_msg()));
+		else
+			die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
 		if (v->log)
 			log_line(v, "failed:", peer_quote(q, sizeof q, err_msg()));
-		return exit_of(rc, peer_code);
+		return here ? EXIT_LOCAL : exit_of(rc, peer_code);
 	}
 	if (ch)
 		chan_get_stats(ch, &s.wire);

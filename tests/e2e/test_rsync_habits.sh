@@ -48,6 +48,16 @@ note "10.8: HOST:NNNN/..., HOST::MODULE, --port, rsync://"
 expect_rc 5 ferry_c ls --port "$PORT" "127.0.0.1:12345/x"
 grep -q "names module '12345'.*ferry://HOST:12345/MODULE or --port 12345" "$T/last.err" ||
   fail "no hint for a numeric module: $(cat "$T/last.err")"
+# the same hint when nothing listens where HOST:NNNN/... leads
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+expect_rc 10 ferry_c ls --port "$closed" "127.0.0.1:12345/x"
+grep -q "cannot connect.*names module '12345'.*or --port 12345" "$T/last.err" ||
+  fail "no hint for a numeric module with nothing listening: $(cat "$T/last.err")"
+# a pull's destination that cannot be one: this side's error, exit 3, no host in front
+echo x > "$T/a-file"
+expect_rc 3 ferry_c pull "$(url m/multi)" "$T/a-file"
+grep -qx "ferry: mkdir \"a-file\": exists and is not a directory" "$T/last.err" ||
+  fail "a file as the destination: $(cat "$T/last.err")"
 expect_rc 0 ferry_c ls --port "$PORT" "127.0.0.1::m/multi"
 grep -q "\.bashrc" "$T/last.out" || fail "HOST::MODULE did not list the module"
 expect_rc 1 ferry_c ls "rsync://127.0.0.1:$PORT/m"
