@@ -235,7 +235,12 @@ static int dest_open(const char *arg, struct jail *j, char *root, size_t cap)
 		buf[--n] = '\0';
 	memcpy(parent, buf, n + 1);   /* basename() and dirname() may write into their argument */
 	snprintf(root, cap, "%s", basename(buf));
-	return jail_open(j, dirname(parent));
+	const char *dir = dirname(parent);
+	int rc = jail_open(j, dir);
+	if (rc == -ENOENT || rc == -ENOTDIR)   /* as rsync: only the last part is made */
+		return err_set(rc, "destination %s: %s %s (only the last part of a destination "
+			       "is made)", arg, dir, rc == -ENOENT ? "does not exist" : "is not a directory");
+	return rc;
 }
 
 int cmd_pull(int argc, char **argv)

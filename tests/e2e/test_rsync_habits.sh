@@ -58,6 +58,9 @@ echo x > "$T/a-file"
 expect_rc 3 ferry_c pull "$(url m/multi)" "$T/a-file"
 grep -qx "ferry: mkdir \"a-file\": exists and is not a directory" "$T/last.err" ||
   fail "a file as the destination: $(cat "$T/last.err")"
+expect_rc 3 ferry_c pull "$(url m/multi)" "$T/no-such/sub/new"
+grep -q "destination .*/no-such/sub/new: .*/no-such/sub does not exist (only the last part" "$T/last.err" ||
+  fail "a destination under a missing directory: $(cat "$T/last.err")"
 expect_rc 0 ferry_c ls --port "$PORT" "127.0.0.1::m/multi"
 grep -q "\.bashrc" "$T/last.out" || fail "HOST::MODULE did not list the module"
 expect_rc 1 ferry_c ls "rsync://127.0.0.1:$PORT/m"
