@@ -55,13 +55,15 @@ static void header(void)
 	       "BYTES ADDED");
 }
 
-struct plan { size_t keep, drop; };
+struct plan { size_t keep, drop; };   /* the header goes before the first decision */
 
 static void on_decision(void *ctx, const struct snapinfo *s, unsigned why)
 {
 	struct plan *p = ctx;
 	char reasons[128], what[160];
 
+	if (!p->keep && !p->drop)
+		header();
 	if (why) {
 		snprintf(what, sizeof what, "keep (%s)", retention_reasons(why, reasons, sizeof reasons));
 		p->keep++;
@@ -188,7 +190,6 @@ int cmd_admin(int argc, char **argv)
 			fprintf(stderr, "ferry: no retention rule is set: every snapshot is kept\n");
 		if (!dry)
 			lowest_priority("admin");
-		header();
 		rc = snap_prune(&j, &keep, dry, on_decision, &p);
 		if (rc >= 0)
 			printf("%zu snapshot(s) kept, %zu %s\n", p.keep, p.drop,
