@@ -52,7 +52,7 @@ const char *progress_size(char *buf, size_t n, uint64_t bytes, int human)
 		u++;
 	}
 	if (u < 0)
-		snprintf(buf, n, "%llu", (unsigned long long)bytes);
+		snprintf(buf, n, "%llu B", (unsigned long long)bytes);   /* not a bare number */
 	else
 		snprintf(buf, n, "%.1f%c%s", v, unit[u], human >= 2 ? "i" : "");
 	return buf;

@@ -108,6 +108,8 @@ expect_rc 0 ferry_c push --stats -h "$T/src/" "$(url m/i)"
 grep -q "^Number of files: 3 (reg: 2, dir: 1, link: 0)" "$T/last.out" || { cat "$T/last.out"; fail "--stats"; }
 grep -q "^Number of files up to date: 2" "$T/last.out" || fail "--stats: up to date"
 grep -q "^Total file size: 2.5M" "$T/last.out" || fail "-h: sizes not in K/M/G"
+expect_rc 0 ferry_c push -v -h "$T/src/" "$(url m/i)"   # nothing to send: "0 B", not a bare 0
+grep -q "^sent 0 files (.*), 0 B in " "$T/last.out" || { cat "$T/last.out"; fail "-h: a size under 1K has no unit"; }
 touch -d '2021-01-01' "$T/src/big"
 expect_rc 0 ferry_c push -v --size-only "$T/src/" "$(url m/i)"
 grep -q "^update" "$T/last.out" && fail "--size-only sent a file of equal size"
