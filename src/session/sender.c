@@ -5,6 +5,7 @@
 #include "session/sender.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,6 +659,22 @@ static int send_follower(struct sender *s, const struct xa_at *at, const struct 
 	return conn_send(s->c, &s->out);
 }
 
+/* What this side could not send: counted, logged, and (a push's client) one
+ * FAILED line, as the receiver gives for the files it could not write. */
+__attribute__((format(printf, 3, 4)))
+static void sender_failed(struct sender *s, const char *wpath, const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	xfer_error(s->st, "%s", line);
+	if (s->h->change)
+		s->h->change(s->h->ctx, CHG_ERROR, 0, wpath[0] ? wpath : ".");
+}
+
 /* XMETA of an open file or directory (its FILE_BEGIN or DIR_META follows). */
 static int send_xmeta_fd(struct sender *s, int fd, const struct stat *known, const char *wpath)
 {
@@ -670,7 +687,7 @@ static int send_xmeta_fd(struct sender *s, int fd, const struct stat *known, con
 	if (known)   /* the caller's fstat of this fd */
 		st = *known;
 	else if (fstat(fd, &st) < 0) {
-		xfer_error(s->st, "%s: fstat: %s", wpath, strerror(errno));
+		sender_failed(s, wpath, "%s: fstat: %s", wpath, strerror(errno));
 		return 0;
 	}
 	if (s->o->fake_super && fake_stat_read(&at, &fs)) {
@@ -750,7 +767,7 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 		struct stat full;
 		if (fstatat(dfd, name, &full, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    (full.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
-			xfer_error(s->st, "%s: changed while listed, not sent", wpath);
+			sender_failed(s, wpath, "%s: changed while listed, not sent", wpath);
 			return 0;
 		}
 		major = major(full.st_rdev);
@@ -775,7 +792,7 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 		ssize_t n = S_ISLNK(st_listed->st_mode) ? readlinkat(dfd, name, e->target, MSG_MAX_PATH)
 							: read_placeholder(dfd, name, e->target);
 		if (n < 0 || n >= MSG_MAX_PATH) {
-			xfer_error(s->st, "%s: readlink failed or target too long", wpath);
+			sender_failed(s, wpath, "%s: readlink failed or target too long", wpath);
 			return 0;
 		}
 		e->target[n] = '\0';
@@ -918,8 +935,8 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 	int rc = dirlist_read(dfd, &l);
 
 	if (rc < 0 || fstat(dfd, &dst) < 0) {
-		xfer_error(s->st, "%s: cannot list directory: %s", wpath[0] ? wpath : ".",
-			   rc < 0 ? err_msg() : "fstat failed");
+		sender_failed(s, wpath, "%s: cannot list directory: %s", wpath[0] ? wpath : ".",
+			      rc < 0 ? err_msg() : "fstat failed");
 		dirlist_free(&l);
 		return 0;
 	}
@@ -959,7 +976,7 @@ static int walk_enter(struct sender *s, uint16_t si, struct dirstack *d)
 	}
 	int dfd = jail_open_dir(s->srcs[si].jail, lp, O_RDONLY);
 	if (dfd < 0) {
-		xfer_error(s->st, "%s: %s", d->path, err_msg());
+		sender_failed(s, d->path, "%s: %s", d->path, err_msg());
 		return 0;
 	}
 	rc = walk_list(s, si, d, dfd, 0);

@@ -191,6 +191,13 @@ expect_rc 23 nobody_push -v "$T/pc/mixed/" "$(url m/mixed)"
 grep -q "^sent 2 files (0 up to date, 1 failed)" "$T/last.out" || { cat "$T/last.out" "$T/last.err"; fail "unreadable file: summary"; }
 grep -q "^ferry: 1 file(s) failed" "$T/last.err" || { cat "$T/last.err"; fail "unreadable file counted twice"; }
 [ -f "$T/mod/mixed/ok1" ] && [ -f "$T/mod/mixed/ok2" ] || fail "the readable files were not sent"
+# an unreadable directory: one FAILED line too (it had only the stderr line)
+mkdir -p "$T/pc/mixed2/ldir" "$T/pc/mixed2/okdir"; echo in > "$T/pc/mixed2/ldir/f"; echo ok > "$T/pc/mixed2/okdir/f"
+chmod 755 "$T/pc/mixed2" "$T/pc/mixed2/okdir"; chmod 000 "$T/pc/mixed2/ldir"
+expect_rc 23 nobody_push "$T/pc/mixed2/" "$(url m/mixed2)"
+[ "$(grep -c "^FAILED  *ldir$" "$T/last.out")" = 1 ] || { cat "$T/last.out" "$T/last.err"; fail "an unreadable directory: no FAILED line"; }
+[ -f "$T/mod/mixed2/okdir/f" ] || fail "the readable directory was not sent"
+chmod 755 "$T/pc/mixed2/ldir"
 
 note "10.10: an error line never lands on top of the progress line"
 rm -rf "$T/mod/mixed"
