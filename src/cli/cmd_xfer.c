@@ -315,6 +315,11 @@ static void mode_string(int type, uint32_t mode, char out[11])
 	out[10] = '\0';
 }
 
+struct ls_ctx {
+	int header;             /* the snapshot list's header was printed */
+	int human;              /* -h */
+};
+
 static void on_entry(void *ctx, int type, uint32_t mode, uint64_t size, int64_t mtime,
 		     const char *name, const char *target)
 {
@@ -322,11 +327,19 @@ static void on_entry(void *ctx, int type, uint32_t mode, uint64_t size, int64_t 
 	time_t t = (time_t)mtime;
 	struct tm tm;
 
-	(void)ctx;
+	const struct ls_ctx *l = ctx;
+	char sz[24];
+
 	mode_string(type, mode, m);
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+	if (type == ENT_LNK)   /* a link's size is its target's length, as lstat and rsync say */
+		size = strlen(target);
+	if (l->human)
+		progress_size(sz, sizeof sz, size, l->human);
+	else
+		snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
 	/* name and target are the server's bytes */
-	printf("%s %15llu %s %s%s%s\n", m, (unsigned long long)size, when,
+	printf("%s %15s %s %s%s%s\n", m, sz, when,
 	       peer_quote(qn, sizeof qn, name), type == ENT_LNK ? " -> " : "",
 	       type == ENT_LNK ? peer_quote(qt, sizeof qt, target) : "");
 }
@@ -337,7 +350,7 @@ static void on_snap(void *ctx, const struct m_snap *sn)
 	char when[32], qn[4 * MSG_MAX_NAME + 8], qc[4 * MSG_MAX_NAME + 8];
 	time_t t = (time_t)sn->time;
 	struct tm tm;
-	int *header = ctx;
+	int *header = &((struct ls_ctx *)ctx)->header;
 
 	if (!*header) {
 		printf("%-34s %-19s %-16s %10s %15s\n", "SNAPSHOT", "TIME", "CLIENT", "CHANGED",
@@ -383,8 +396,8 @@ int cmd_ls(int argc, char **argv)
 	xfilter_free(&xf);   /* the box applies them */
 	if (rc)
 		return rc;
-	int header = 0;
-	struct xfer_hooks h = { .entry = on_entry, .snap = on_snap, .ctx = &header };
+	struct ls_ctx lc = { .human = x.human };
+	struct xfer_hooks h = { .entry = on_entry, .snap = on_snap, .ctx = &lc };
 	rc = receiver_list(&c, &h);
 	fflush(stdout);
 	zdata_free(&c);

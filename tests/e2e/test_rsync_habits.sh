@@ -108,6 +108,17 @@ expect_rc 0 ferry_c push --stats -h "$T/src/" "$(url m/i)"
 grep -q "^Number of files: 3 (reg: 2, dir: 1, link: 0)" "$T/last.out" || { cat "$T/last.out"; fail "--stats"; }
 grep -q "^Number of files up to date: 2" "$T/last.out" || fail "--stats: up to date"
 grep -q "^Total file size: 2.5M" "$T/last.out" || fail "-h: sizes not in K/M/G"
+# ls: mode, size and name of files and links as rsync --list-only --no-h has
+# them (a link's size is its target's length); -h shortens sizes
+ln -sfn sub/one "$T/mod/i/a-link"
+ferry_ls_cols() { awk '/^[-l]/ {print $1, $2, $5}' | LC_ALL=C sort; }
+rsync --list-only --no-h "$T/mod/i/" | awk '/^[-l]/ {print $1, $2, $5}' | LC_ALL=C sort > "$T/want.ls"
+expect_rc 0 ferry_c ls "$(url m/i/)"
+ferry_ls_cols < "$T/last.out" > "$T/got.ls"
+diff "$T/want.ls" "$T/got.ls" || { cat "$T/last.out"; fail "ls: not rsync --list-only's modes, sizes and names"; }
+expect_rc 0 ferry_c ls -h "$(url m/i/)"
+grep -q "^-.* 2.5M .* big$" "$T/last.out" || { cat "$T/last.out"; fail "ls -h: sizes not shortened"; }
+rm "$T/mod/i/a-link"
 expect_rc 0 ferry_c push -v -h "$T/src/" "$(url m/i)"   # nothing to send: "0 B", not a bare 0
 grep -q "^sent 0 files (.*), 0 B in " "$T/last.out" || { cat "$T/last.out"; fail "-h: a size under 1K has no unit"; }
 touch -d '2021-01-01' "$T/src/big"
