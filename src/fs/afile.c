@@ -106,6 +106,13 @@ int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
 int afile_open_as(struct afile *f, int dirfd, const char *name, off_t size_hint,
 		  const struct writer_opts *o, mode_t mode)
 {
+	int r = afile_open_bare(f, dirfd, name, size_hint, o, mode);
+	return r < 0 ? r : afile_prealloc(f, size_hint);
+}
+
+int afile_open_bare(struct afile *f, int dirfd, const char *name, off_t size_hint,
+		    const struct writer_opts *o, mode_t mode)
+{
 	char q[FS_QUOTE_BUF];
 	size_t n = strlen(name);
 	int r = 0;
@@ -153,6 +160,17 @@ int afile_open_as(struct afile *f, int dirfd, const char *name, off_t size_hint,
 		goto fail;
 	}
 	f->buf_cap = cap;
+	return 0;
+fail:
+	afile_abort(f);
+	return r;
+}
+
+int afile_prealloc(struct afile *f, off_t size_hint)
+{
+	char q[FS_QUOTE_BUF];
+	int r;
+
 	/* fallocate(2), not posix_fallocate(3): where the file system cannot
 	 * preallocate, glibc's fallback writes a byte into every block, which
 	 * doubles the wear on flash. KEEP_SIZE: the file's size stays what has
@@ -162,13 +180,11 @@ int afile_open_as(struct afile *f, int dirfd, const char *name, off_t size_hint,
 	    fallocate(f->fd, FALLOC_FL_KEEP_SIZE, 0, size_hint) < 0 &&
 	    errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) {
 		r = err_sys(-errno, "preallocate %jd bytes for %s", (intmax_t)size_hint,
-			    qname(q, name));
-		goto fail;
+			    qname(q, f->final));
+		afile_abort(f);
+		return r;
 	}
 	return 0;
-fail:
-	afile_abort(f);
-	return r;
 }
 
 /* sync_file_range is advisory here: file systems without it (some FUSE,

@@ -53,6 +53,14 @@ int afile_open(struct afile *f, int dirfd, const char *name, off_t size_hint,
  * allows, the temporary is created with it (see create_mode), else 0600. */
 int afile_open_as(struct afile *f, int dirfd, const char *name, off_t size_hint,
 		  const struct writer_opts *o, mode_t mode);
+/* The two halves of afile_open_as: the temporary and its buffer, then the
+ * preallocation (nothing below AFILE_PREALLOC_MIN or in memory), so that a
+ * resumable file takes its partial name (afile_make_partial) before a slow
+ * fallocate: killed in between, it is never left under a random name. On
+ * failure afile_prealloc has aborted the file. */
+int afile_open_bare(struct afile *f, int dirfd, const char *name, off_t size_hint,
+		    const struct writer_opts *o, mode_t mode);
+int afile_prealloc(struct afile *f, off_t size_hint);
 int afile_write(struct afile *f, const void *p, size_t n);
 /* For data that reaches the file without passing through the caller's memory
  * (splice): flushes the buffer and returns the fd, positioned at the write

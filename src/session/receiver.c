@@ -1679,14 +1679,21 @@ static int open_target(struct receiver *r, struct afile *f, const struct m_file_
 	struct fs_part_id id = { .size = fb->size, .mtime_s = fb->mtime_s,
 				 .mtime_ns = fb->mtime_ns };
 
+	off_t hint = dfd < 0 ? 0 : prealloc_hint(dfd, fb->size, w->size);
+
 	*stale = 0;
-	if (dfd < 0 || afile_open_as(f, dfd, leaf, prealloc_hint(dfd, fb->size, w->size),
-				     &r->o->writer, mode_of(r, fb->mode, 0)) < 0) {
+	if (dfd < 0 || afile_open_bare(f, dfd, leaf, hint, &r->o->writer,
+				       mode_of(r, fb->mode, 0)) < 0) {
 		file_error(r, w->path, err_msg());
 		return 0;
 	}
+	/* the partial name first, then the (slow) preallocation */
 	if (resume_on(r) && (off_t)fb->size >= RESUME_MIN)
 		*stale = !afile_make_partial(f, &id);
+	if (afile_prealloc(f, hint) < 0) {
+		file_error(r, w->path, err_msg());
+		return 0;
+	}
 	if (r->o->snap && (r->xh || (r->xh = XXH3_createState())) &&
 	    XXH3_128bits_reset(r->xh) == XXH_OK) {
 		f->tap = hash_tap;
