@@ -114,6 +114,23 @@ const char *peer_quote(char *buf, size_t cap, const char *s)
 	return buf;
 }
 
+/* "HOST:7883/backup" reads as module "7883" on the port used: when nothing
+ * answers there, or the server has no such module, say what was understood
+ * and what to write ("" for any other module name). */
+static const char *number_hint(const char *module, unsigned port)
+{
+	static char hint[200];
+
+	size_t n = strlen(module);
+
+	if (!n || n > 5 || strspn(module, "0123456789") != n)
+		return "";
+	snprintf(hint, sizeof hint, " (HOST:%.5s/... names module '%.5s' on port %u; for port %.5s "
+		 "write ferry://HOST:%.5s/MODULE or --port %.5s)", module, module, port,
+		 module, module, module);
+	return hint;
+}
+
 static int dial(const struct remote *r, int family, int *fdp)
 {
 	struct addrinfo hints = { .ai_family = family == 4 ? AF_INET : family == 6 ? AF_INET6 :
@@ -139,16 +156,9 @@ static int dial(const struct remote *r, int family, int *fdp)
 		fd = -1;
 	}
 	freeaddrinfo(res);
-	if (fd < 0) {
-		/* "HOST:58639/share" is module "58639" on the default port */
-		size_t n = strlen(r->module);
-		if (n && n <= 5 && strspn(r->module, "0123456789") == n)
-			return err_set(-e, "cannot connect to %s port %u: %s (HOST:%s/... names "
-				       "module '%s' on port %u; for port %s write ferry://HOST:%s/MODULE "
-				       "or --port %s)", r->host, r->port, strerror(e), r->module,
-				       r->module, r->port, r->module, r->module, r->module);
-		return err_sys(-e, "cannot connect to %s port %u", r->host, r->port);
-	}
+	if (fd < 0)
+		return err_set(-e, "cannot connect to %s port %u: %s%s", r->host, r->port,
+			       strerror(e), number_hint(r->module, r->port));
 	int one = 1;
 	/* Decisions and acks are small; they must not wait for Nagle. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -316,21 +326,6 @@ static void show_accept(const struct client_opts *o, const struct m_request *rq,
 			rq->op == OP_PUSH ? "" : ", by the server");
 }
 
-/* "HOST:7883/backup" reads as module "7883" on the default port; when the
- * server has no such module, say what was understood and what to write. */
-static const char *number_hint(const char *module, uint16_t code)
-{
-	static char hint[200];
-
-	size_t n = strlen(module);
-
-	if (code != REF_UNKNOWN_MODULE || !n || n > 5 || strspn(module, "0123456789") != n)
-		return "";
-	snprintf(hint, sizeof hint, " (HOST:%.5s/... names module '%.5s' on port %u; for port %.5s "
-		 "write ferry://HOST:%.5s/MODULE or --port %.5s)", module, module, FERRY_DEFAULT_PORT,
-		 module, module, module);
-	return hint;
-}
 
 /* What the first answer to REQUEST means: 0 (ACCEPT, usable) or an exit
  * code with the failure printed. Every peer string is quoted. */
@@ -347,7 +342,8 @@ static int judge_answer(const struct remote *r, const struct client_opts *o,
 	}
 	if (m->type == MSG_REFUSE) {
 		die_msg("%s refused: %s%s", r->display, peer_quote(q, sizeof q, m->u.refuse.reason),
-			number_hint(rq->module, m->u.refuse.code));
+			m->u.refuse.code == REF_UNKNOWN_MODULE ?
+			number_hint(rq->module, FERRY_DEFAULT_PORT) : "");
 		return refusal_code(m->u.refuse.code);
 	}
 	if (m->type != MSG_ACCEPT) {

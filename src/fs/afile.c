@@ -70,8 +70,8 @@ static int in_memory_fs(int fd)
 		(unsigned long)sfs.f_type == RAMFS_MAGIC);
 }
 
-/* The process's umask, read once (ferry runs no threads, so the moment
- * with umask 0 cannot create anything). */
+/* The process's umask, read once (umask cannot be read without being set:
+ * ferry runs no threads, so nothing is created during that moment). */
 static mode_t the_umask(void)
 {
 	static int known;

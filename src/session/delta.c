@@ -993,8 +993,7 @@ int delta_send_needed(struct conn *c, int fd, uint32_t index, const struct delta
 	if (rc == 0)
 		rc = filedata_send_end(c, status, d->hash);
 	if (rc == 0 && status == FILE_DAMAGED)
-		xfer_note(st, "%s: damaged on the box (its bytes no longer match the hash recorded "
-			  "when it was stored; ferry verify)", d->path);
+		xfer_note(st, "%s: %s", d->path, filedata_status_word(status));
 	free(buf);
 	return rc;
 }

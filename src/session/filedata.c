@@ -101,26 +101,23 @@ int filedata_send_end(struct conn *c, uint8_t status, const uint8_t *hash)
 	return conn_send(c, &m);
 }
 
-static int send_end(struct conn *c, uint8_t status, XXH3_state_t *h)
+/* FILE_END with h's hash; a file sent whole whose stored hash (`want`,
+ * NULL: none) differs from it ends as FILE_DAMAGED in *status. */
+static int send_end(struct conn *c, uint8_t *status, XXH3_state_t *h, const uint8_t *want)
 {
 	uint8_t hash[MSG_HASH_LEN];
 
 	if (h)
 		filedata_hash_out(h, hash);
-	return filedata_send_end(c, status, h ? hash : NULL);
+	if (h && want && *status == FILE_OK && memcmp(want, hash, MSG_HASH_LEN) != 0)
+		*status = FILE_DAMAGED;
+	return filedata_send_end(c, *status, h ? hash : NULL);
 }
 
 int filedata_stored(const struct conn *c, int fd, uint8_t want[MSG_HASH_LEN])
 {
 	int64_t when;
 	return c->check_stored && snaphash_get(fd, want, &when) == 1;
-}
-
-uint8_t filedata_status_of(uint8_t status, int stored, const uint8_t *want,
-			   const uint8_t *sent)
-{
-	return status == FILE_OK && stored && memcmp(want, sent, MSG_HASH_LEN) != 0 ? FILE_DAMAGED
-										 : status;
 }
 
 const char *filedata_end_reason(uint8_t status, const char *otherwise)
@@ -130,7 +127,7 @@ const char *filedata_end_reason(uint8_t status, const char *otherwise)
 					"more); nothing was written here" : otherwise;
 }
 
-static const char *status_word(uint8_t status)
+const char *filedata_status_word(uint8_t status)
 {
 	return status == FILE_CHANGED ? "file shrank" :
 	       status == FILE_DAMAGED ? "damaged on the box (its bytes no longer match the hash "
@@ -140,7 +137,8 @@ static const char *status_word(uint8_t status)
 int filedata_send_failed(struct conn *c, uint32_t index)
 {
 	int rc = filedata_send_begin(c, index, NULL);
-	return rc < 0 ? rc : send_end(c, FILE_READ_ERROR, NULL);
+	uint8_t status = FILE_READ_ERROR;
+	return rc < 0 ? rc : send_end(c, &status, NULL, NULL);
 }
 
 /* Unverified PROT_NONE: the kernel moves the pages (sendfile), user space
@@ -252,7 +250,7 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 	}
 	if (pg)
 		progress_file(pg, path, (uint64_t)sb.st_size);
-	uint8_t want[MSG_HASH_LEN], sent[MSG_HASH_LEN];
+	uint8_t want[MSG_HASH_LEN];
 	int stored = filedata_stored(c, fd, want);
 	if ((rc = hash_new(c, stored, &h)) < 0)
 		return rc;
@@ -272,17 +270,12 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 		st->bytes_data += (uint64_t)(end - off);
 		off = end;
 	}
-	if (rc == 0 && h) {
-		filedata_hash_out(h, sent);
-		status = filedata_status_of(status, stored, want, sent);
-		rc = filedata_send_end(c, status, sent);
-	} else if (rc == 0) {
-		rc = filedata_send_end(c, status, NULL);
-	}
+	if (rc == 0)
+		rc = send_end(c, &status, h, stored ? want : NULL);
 	if (h)
 		XXH3_freeState(h);
 	if (rc == 0 && status != FILE_OK)   /* FILE_END tells the receiver, which counts it */
-		xfer_note(st, "%s: %s while it was sent", path, status_word(status));
+		xfer_note(st, "%s: %s while it was sent", path, filedata_status_word(status));
 	else if (rc == 0)
 		st->files_sent++;
 	return rc;

@@ -33,9 +33,8 @@ int filedata_send_end(struct conn *c, uint8_t status, const uint8_t *hash);
 int filedata_stored(const struct conn *c, int fd, uint8_t want[MSG_HASH_LEN]);
 /* What the receiver says of a FILE_END that is not FILE_OK. */
 const char *filedata_end_reason(uint8_t status, const char *otherwise);
-/* FILE_DAMAGED where a stored hash exists and the bytes sent do not match. */
-uint8_t filedata_status_of(uint8_t status, int stored, const uint8_t *want,
-			   const uint8_t *sent);
+/* What the sender logs of a FILE_END that is not FILE_OK ("file shrank", ...). */
+const char *filedata_status_word(uint8_t status);
 /* The canonical (big-endian) bytes of an xxh3-128 state. */
 struct XXH3_state_s;
 void filedata_hash_out(struct XXH3_state_s *h, uint8_t out[MSG_HASH_LEN]);
