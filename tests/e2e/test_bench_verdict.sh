@@ -57,12 +57,27 @@ verdict() {
     "ferry://$B:$PORT/$1" > "$out" 2> "$T/verdict.err" || { cat "$T/verdict.err"; fail "bench failed"; }
   python3 - "$out" << 'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))["remote"]
+j = json.load(open(sys.argv[1]))
+d = j["remote"]
 print(d["upload"]["limit"] + "|" + d["download"]["limit"])
 for k in ("upload", "download"):
     print("   %s: %s | %s" % (k, d[k]["limit"], d[k]["figures"]), file=sys.stderr)
 print("   server disk: " + d["server_disk"], file=sys.stderr)
+# what TCP_INFO said, so that a wrong verdict shows why
+for st in j["stages"]:
+    if st["name"].startswith("net_"):
+        print("   %s: %.1f MB/s, resent %s, rwnd %s, sndbuf %s" % (st["name"], st["rate"],
+              st.get("retransmitted"), st.get("rwnd_limited"), st.get("sndbuf_limited")),
+              file=sys.stderr)
 PY
+}
+# resent_up: "yes" when the last run's upload sender resent 1 % of its bytes
+resent_up() {
+  python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+st = [s for s in j["stages"] if s["name"] == "net_up_" + j["remote"]["protection"]]
+print("yes" if st and (st[0].get("retransmitted") or 0) >= 0.01 else "no")' "$T/verdict.json"
 }
 # expect CASE GOT WANT_UP WANT_DOWN: a pattern each ('*' = any)
 RIGHT=0 COUNTED=0
@@ -124,8 +139,18 @@ for c in $CASES; do
     ip netns exec "$NS" nft add table ip ferryloss
     ip netns exec "$NS" nft add chain ip ferryloss in "{ type filter hook prerouting priority 0 ; }"
     ip netns exec "$NS" nft add rule ip ferryloss in iifname "$P" numgen random mod 100 '<' 3 counter drop
-    expect loss "$(verdict m)" "network (loss)" "*"
-    ip netns exec "$NS" nft list table ip ferryloss | grep -o "counter packets [0-9]*" >&2
+    got=$(verdict m)
+    note "  nftables dropped $(ip netns exec "$NS" nft list table ip ferryloss | grep -o "packets [0-9]*")"
+    # With the machine busy with other tests, the upload's sender once
+    # resent no bytes at all while nftables counted drops (TCP moved 1.5 GB/s,
+    # twice the uninjected rate): the loss did not reach TCP, so there was no
+    # loss bottleneck to name. Measure again then, once, and say so; a loss
+    # that did reach TCP must be named the first time.
+    if [ "${got%%|*}" != "network (loss)" ] && [ "$(resent_up)" = no ]; then
+      note "  the sender resent under 1 % of its bytes: the loss did not bite; once more"
+      got=$(verdict m)
+    fi
+    expect loss "$got" "network (loss)" "*"
     ip netns exec "$NS" nft delete table ip ferryloss ;;
   *) fail "unknown case $c" ;;
   esac
