@@ -27,6 +27,7 @@
 #   FERRY_E2E_TESTS              glob, default "$FERRY_SRC/tests/e2e/test_*.sh"
 #   FERRY_E2E_SKIP               MODE:NAME pairs (NAME without test_) not run
 #   FERRY_E2E_TIMEOUT            seconds per test script, default 300
+#   E2E_JOBS                     e2e scripts run at once, default JOBS
 # Exit status: 0 when everything that ran passed.
 set -euo pipefail
 # shellcheck source=scripts/cross/lib.sh
@@ -86,7 +87,30 @@ if [ $RUN_E2E = 1 ]; then
     modes=${FERRY_E2E_MODES:-emulated emu-server emu-client}
     NATIVE=
     if [ "$modes" != emulated ]; then NATIVE=$(native_build); NB=$(dirname "$NATIVE"); fi
-    pass=0 fail=0 skip=0
+    # The pairs run E2E_JOBS at a time (default JOBS): an emulated end keeps
+    # one core busy and the native end little, and the tests already run side
+    # by side under ctest -j (their own temporary directories and ports).
+    pass=0 fail=0 skip=0 running=0 R=$LOGS/e2e-results
+    rm -rf "$R"; mkdir -p "$R"
+    # reap: wait for one pair and count it
+    reap() {
+      local r rc name mode secs w=0 got=0
+      wait -n || w=$?
+      for r in "$R"/*.rc; do
+        [ -e "$r" ] || continue
+        read -r rc secs < "$r"; name=$(basename "$r" .rc); mode=${name%%:*}; name=${name#*:}
+        rm -f "$r"; running=$((running - 1))
+        case $rc in
+          0)  pass=$((pass + 1)); r=PASS;;
+          77) skip=$((skip + 1)); r=SKIP;;
+          *)  fail=$((fail + 1)); r="FAIL (exit $rc, log $LOGS/e2e-$mode-$name.log)"
+              FAILED+=("e2e/$mode/$name")
+              tail -15 "$LOGS/e2e-$mode-$name.log" | sed 's/^/    | /' >&2;;
+        esac
+        cross_log "$A: e2e $mode $name: $r ($secs s)"; got=1
+      done
+      [ "$w" != 127 ] || [ "$got" = 1 ] || cross_die "$A: e2e: a test ended without a result"
+    }
     for mode in $modes; do
       case $mode in
         emulated)   f=$B/ferry-emu fb=$B srv="$EMU $BIN" cli="$EMU $BIN";;
@@ -95,24 +119,22 @@ if [ $RUN_E2E = 1 ]; then
         *) cross_die "unknown e2e mode $mode";;
       esac
       for t in "${tests[@]}"; do
-        name=$(basename "$t" .sh); log=$LOGS/e2e-$mode-$name.log; t0=$SECONDS
+        name=$(basename "$t" .sh)
         # mode:name pairs that repeat what another mode already covers
         if [[ " ${FERRY_E2E_SKIP:-} " == *" $mode:${name#test_} "* ]]; then
           continue
         fi
-        rc=0
-        FERRY=$f FERRY_SERVER=$srv FERRY_CLIENT=$cli FERRY_SRC=$FERRY_SRC FERRY_BUILD=$fb \
-        FERRY_CROSS_ARCH=$A FERRY_EMULATOR="$EMU" \
-          timeout --kill-after=10 "${FERRY_E2E_TIMEOUT:-300}" bash "$t" > "$log" 2>&1 || rc=$?
-        case $rc in
-          0)  pass=$((pass + 1)); r=PASS;;
-          77) skip=$((skip + 1)); r=SKIP;;
-          *)  fail=$((fail + 1)); r="FAIL (exit $rc, log $log)"; FAILED+=("e2e/$mode/$name")
-              tail -15 "$log" | sed 's/^/    | /' >&2;;
-        esac
-        cross_log "$A: e2e $mode $name: $r ($((SECONDS - t0)) s)"
+        while [ "$running" -ge "${E2E_JOBS:-$JOBS}" ]; do reap; done
+        (t0=$SECONDS rc=0
+         FERRY=$f FERRY_SERVER=$srv FERRY_CLIENT=$cli FERRY_SRC=$FERRY_SRC FERRY_BUILD=$fb \
+         FERRY_CROSS_ARCH=$A FERRY_EMULATOR="$EMU" \
+           timeout --kill-after=10 "${FERRY_E2E_TIMEOUT:-300}" bash "$t" \
+             > "$LOGS/e2e-$mode-$name.log" 2>&1 || rc=$?
+         echo "$rc $((SECONDS - t0))" > "$R/$mode:$name.tmp" && mv "$R/$mode:$name.tmp" "$R/$mode:$name.rc") &
+        running=$((running + 1))
       done
     done
+    while [ "$running" -gt 0 ]; do reap; done
     echo "e2e ($A): $pass passed, $fail failed, $skip skipped"
   fi
 fi
