@@ -20,6 +20,7 @@
 #define PINGS 5
 #define PROBE (4ull << 20)
 #define NET_MIN (4ull << 20)
+#define NET_RESIZES 2   /* a network step measured again when it was too short */
 
 static const char *const level_names[] = { "none", "integrity", "encrypt" };
 
@@ -185,6 +186,22 @@ static int push_data(struct run *x, uint64_t n, int fd)
 	return rc < 0 ? rc : conn_flush(&x->c);
 }
 
+/* An upload whose write failed. A server that ends the step sends its
+ * reason, but a close with our data unread resets the connection, and the
+ * reset can discard that reason before we read it: then say what the
+ * likely cause is. */
+static int upload_lost(struct run *x, int rc)
+{
+	if (rc != -EPIPE && rc != -ECONNRESET)
+		return rc;
+	int why = conn_recv(&x->c, &x->m);
+	if (why == -ECONNABORTED)
+		return why;
+	return err_set(rc, "the connection was lost during an upload step (a server ends one "
+		       "still running after %.0f s: was the link slower than its probe?)",
+		       BENCHSRV_MAX_SECONDS);
+}
+
 /* One step that moves data: timed on this side (from asking to the
  * server's BENCH_DONE), with both ends' CPU and the sender's TCP_INFO. */
 static int move(struct run *x, uint8_t step, uint64_t n, int fd, const char *name,
@@ -198,8 +215,11 @@ static int move(struct run *x, uint8_t step, uint64_t n, int fd, const char *nam
 
 	say(x, label);
 	start(x, &k);
-	if ((rc = ask(x, step, n)) < 0 || (up && (rc = push_data(x, n, fd)) < 0) ||
-	    (rc = until_done(x, step, up ? -1 : fd, &d, &got)) < 0)
+	if ((rc = ask(x, step, n)) < 0)
+		return rc;
+	if (up && (rc = push_data(x, n, fd)) < 0)
+		return upload_lost(x, rc);
+	if ((rc = until_done(x, step, up ? -1 : fd, &d, &got)) < 0)
 		return rc;
 	double wall = now() - k.wall, cpu = cpu_now() - k.cpu;
 	tcpinfo_get(chan_fd(x->c.ch), &e);
@@ -272,8 +292,43 @@ static int pings(struct run *x)
 	return 0;
 }
 
+/* How long a network step should last: o->seconds, but well inside the
+ * time the server gives an upload (past it the server ends the session). */
+static double net_seconds(const struct run *x)
+{
+	return x->o->seconds < BENCHSRV_MAX_SECONDS / 2 ? x->o->seconds : BENCHSRV_MAX_SECONDS / 2;
+}
+
+/* Bytes for a network step to last about net_seconds at rate. */
+static uint64_t net_bytes(const struct run *x, double rate)
+{
+	double want = rate * net_seconds(x);
+	return want > (double)BENCHSRV_MAX_NET ? BENCHSRV_MAX_NET :
+	       want < (double)NET_MIN ? NET_MIN : (uint64_t)want;
+}
+
+/* One memory-to-memory step of about net_seconds. A step that ends in under
+ * half of it was sized from a rate the link did not keep (a probe slowed by
+ * its start, or a CPU quota whose unspent slice let a short step through at
+ * full speed): it is measured again, sized from its own rate, up to twice. */
+static int net_step(struct run *x, uint8_t step, uint64_t *n, const char *name, const char *label)
+{
+	for (int again = 0;; again++) {
+		uint32_t before = x->r->nstages;
+		int rc = move(x, step, *n, -1, name, label);
+		if (rc < 0 || x->r->nstages == before)
+			return rc;
+		const struct bench_stage *st = &x->r->stages[x->r->nstages - 1];
+		uint64_t bigger = net_bytes(x, st->rate);
+		if (again == NET_RESIZES || st->seconds >= net_seconds(x) / 2 || bigger <= *n)
+			return 0;
+		x->r->nstages--;
+		*n = bigger;
+	}
+}
+
 /* Upload and download from memory at one level, sized from a probe to take
- * about o->seconds each. */
+ * about net_seconds each (the download as long as the upload's last step). */
 static int network(struct run *x, int level)
 {
 	char name[40], label[48];
@@ -289,17 +344,14 @@ static int network(struct run *x, int level)
 	uint64_t got;
 	if ((rc = until_done(x, BSTEP_NET_UP, -1, &d, &got)) < 0)
 		return rc;
-	double rate = (double)PROBE / (now() - t0 + 1e-9);
-	double want = rate * x->o->seconds;
-	uint64_t n = want > (double)BENCHSRV_MAX_NET ? BENCHSRV_MAX_NET :
-		     want < (double)NET_MIN ? NET_MIN : (uint64_t)want;
+	uint64_t n = net_bytes(x, (double)PROBE / (now() - t0 + 1e-9));
 	snprintf(name, sizeof name, "net_up_%s", level_names[level]);
 	snprintf(label, sizeof label, "upload, %s (memory)", level_names[level]);
-	if ((rc = move(x, BSTEP_NET_UP, n, -1, name, label)) < 0)
+	if ((rc = net_step(x, BSTEP_NET_UP, &n, name, label)) < 0)
 		return rc;
 	snprintf(name, sizeof name, "net_down_%s", level_names[level]);
 	snprintf(label, sizeof label, "download, %s (memory)", level_names[level]);
-	return move(x, BSTEP_NET_DOWN, n, -1, name, label);
+	return net_step(x, BSTEP_NET_DOWN, &n, name, label);
 }
 
 static void local_stage(struct bench_report *r, const char *name, const char *label,
@@ -460,11 +512,11 @@ int bench_remote_run(const struct remote *rm, const struct bench_remote_opts *o,
 		rc = network(x, level);
 		if (rc == 0 && level == o->co.protection)
 			rc = disk_and_e2e(x);
+		if (rc < 0)   /* said before close_conn, whose flush may fail and say less */
+			code = failed(x, rc);
 		close_conn(x);
 	}
-	if (rc < 0)
-		code = failed(x, rc);
-	else if (!code && !opened)
+	if (!code && !opened)
 		code = EXIT_REFUSED;
 	remove_files(x);
 	close_conn(x);

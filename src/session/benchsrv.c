@@ -103,13 +103,28 @@ static int done(struct state *s, uint8_t step, uint8_t status, uint64_t bytes,
 	return rc < 0 ? rc : conn_flush(s->b->c);
 }
 
-/* n bytes of DATA from the client, into fd (or nowhere: fd < 0). */
-static int take_data(struct state *s, uint64_t n, int fd, const char **why)
+/* A network step's time (a test build takes a shorter one, to test it). */
+static double net_max_seconds(void)
+{
+#ifdef FERRY_TEST_HOOKS
+	const char *e = getenv("FERRY_TEST_BENCH_NET_S");
+	if (e && atof(e) > 0)
+		return atof(e);
+#endif
+	return BENCHSRV_MAX_SECONDS;
+}
+
+/* n bytes of DATA from the client, into fd (or nowhere: fd < 0), by the
+ * deadline (0: none); past it the step ends the session. */
+static int take_data(struct state *s, uint64_t n, int fd, uint64_t deadline, const char **why)
 {
 	struct conn *c = s->b->c;
 	int rc;
 
 	while (n) {
+		if (deadline && now_ns() > deadline)
+			return err_set(-ETIMEDOUT, "bench: an upload step still had %llu bytes to come after %g s",
+				       (unsigned long long)n, net_max_seconds());
 		if ((rc = conn_recv(c, &s->m)) < 0)
 			return rc;
 		if (s->m.type != MSG_DATA || s->m.u.len.len > n)
@@ -180,10 +195,11 @@ static int step_net(struct state *s, const struct m_bench *q)
 	if (q->bytes > BENCHSRV_MAX_NET)
 		return too_big(q->bytes, BENCHSRV_MAX_NET, "a network step");
 	mark(s, &k);
+	uint64_t deadline = k.ns + (uint64_t)(net_max_seconds() * 1e9);
 	if (q->step == BSTEP_NET_UP)
-		rc = take_data(s, q->bytes, -1, &why);
+		rc = take_data(s, q->bytes, -1, deadline, &why);
 	else
-		rc = give_data(s, q->bytes, -1, k.ns + (uint64_t)(BENCHSRV_MAX_SECONDS * 1e9), &sent);
+		rc = give_data(s, q->bytes, -1, deadline, &sent);
 	if (rc < 0)
 		return rc;
 	return done(s, q->step, BENCH_OK, q->step == BSTEP_NET_UP ? q->bytes : sent, &k, NULL);
@@ -285,7 +301,7 @@ static int step_e2e(struct state *s, const struct m_bench *q)
 		s->tmp[0] = '\0';
 	}
 	mark(s, &k);
-	rc = take_data(s, q->bytes, fd, &why);
+	rc = take_data(s, q->bytes, fd, 0, &why);
 	if (fd >= 0 && !why && fdatasync(fd) < 0)
 		why = "fdatasync failed";
 	if (fd >= 0)
