@@ -11,8 +11,7 @@
 #   ROUNDS        rounds per path (default 5)
 #   STEP_SECONDS  iperf3 -t, and ferry bench --seconds, which sizes each of its
 #                 network steps from a 4 MiB probe to last about that long
-#                 (default 5; ferry caps one step at 1 GiB, which on loopback
-#                 is well under a second)
+#                 (default 5; the server bounds a step by 20 s)
 #   NET_PATHS     "loopback shaped" (default), or either
 #   RATE          the shaped veth's tbf rate (default 100mbit)
 #   IPERF_ARGS    more iperf3 client options (default none: iperf3's own

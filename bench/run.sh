@@ -4,6 +4,7 @@
 #   sudo bench/run.sh            full run (W1 = 1 GiB, W2 = 10,000 files, 3 rounds)
 #   sudo bench/run.sh --smoke    tiny sizes, 1 round, every tool; fails unless every run
 #                                passed verification and the table was produced (CI)
+#   sudo bench/run.sh --deps     installs the peer tools (Debian packages) and stops
 #
 # Prints one markdown table and the issue's target checks; writes bench/out/<UTC time>/
 # (results.csv, summary.md, env.txt, logs). Exit status 1 if any run failed.
@@ -84,12 +85,13 @@ export LC_ALL=C
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 REPO=$(dirname "$BENCH")
-SMOKE=0
+SMOKE=0 DEPS_ONLY=0
 case ${1:-} in
   --smoke) SMOKE=1 ;;
+  --deps) DEPS_ONLY=1 ;;
   "") ;;
   -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  *) echo "usage: $0 [--smoke]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--smoke | --deps]" >&2; exit 2 ;;
 esac
 if [ "$SMOKE" = 1 ]; then   # small defaults; still every tool and every section
   : "${ROUNDS:=1}" "${W1_MB:=8}" "${W2_FILES:=300}" "${W2_DIRS:=10}" "${IPERF_SECS:=1}"
@@ -198,6 +200,7 @@ if [ -z "${FB_IN_NS:-}" ]; then
       apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 $missing >/dev/null \
       || die "apt-get install$missing failed"
   fi
+  [ "$DEPS_ONLY" = 1 ] && exit 0
   # 2. ferry
   if [ "$NO_FERRY" != 1 ]; then
     if [ -z "${FERRY:-}" ]; then

@@ -69,7 +69,7 @@ fi
 # 4. unit tests under qemu
 if [ $RUN_UNIT = 1 ]; then
   cross_log "$A: unit tests (ctest -L unit, under $(cross_qemu "$A"))"
-  if ctest --test-dir "$B" -L unit --output-on-failure -j"$JOBS" --timeout 600 \
+  if ctest --test-dir "$B" -L unit --output-on-failure -j"$((3 * JOBS))" --timeout 600 \
        2>&1 | tee "$LOGS/unit.log" | grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|No tests were found|Failed|\*\*\*' >&2; then :; fi
   grep -q '100% tests passed\|No tests were found' "$LOGS/unit.log" || FAILED+=("unit")
 fi
