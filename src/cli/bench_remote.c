@@ -20,7 +20,8 @@
 #define PINGS 5
 #define PROBE (4ull << 20)
 #define NET_MIN (4ull << 20)
-#define NET_RESIZES 2   /* a network step measured again when it was too short */
+#define NET_RESIZES 3   /* times a network step is measured again when too short */
+#define NET_GROW 8      /* by at most this factor each time */
 
 static const char *const level_names[] = { "none", "integrity", "encrypt" };
 
@@ -310,7 +311,10 @@ static uint64_t net_bytes(const struct run *x, double rate)
 /* One memory-to-memory step of about net_seconds. A step that ends in under
  * half of it was sized from a rate the link did not keep (a probe slowed by
  * its start, or a CPU quota whose unspent slice let a short step through at
- * full speed): it is measured again, sized from its own rate, up to twice. */
+ * full speed): it is measured again, sized from its own rate but at most
+ * NET_GROW times larger, since a short step's rate may be such a burst (one
+ * sized from it in full ran 8 s for 0.5 s asked, and could outlast the
+ * server's time for an upload). */
 static int net_step(struct run *x, uint8_t step, uint64_t *n, const char *name, const char *label)
 {
 	for (int again = 0;; again++) {
@@ -320,6 +324,8 @@ static int net_step(struct run *x, uint8_t step, uint64_t *n, const char *name, 
 			return rc;
 		const struct bench_stage *st = &x->r->stages[x->r->nstages - 1];
 		uint64_t bigger = net_bytes(x, st->rate);
+		if (bigger / NET_GROW > *n)
+			bigger = *n * NET_GROW;
 		if (again == NET_RESIZES || st->seconds >= net_seconds(x) / 2 || bigger <= *n)
 			return 0;
 		x->r->nstages--;

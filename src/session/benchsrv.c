@@ -122,9 +122,6 @@ static int take_data(struct state *s, uint64_t n, int fd, uint64_t deadline, con
 	int rc;
 
 	while (n) {
-		if (deadline && now_ns() > deadline)
-			return err_set(-ETIMEDOUT, "bench: an upload step still had %llu bytes to come after %g s",
-				       (unsigned long long)n, net_max_seconds());
 		if ((rc = conn_recv(c, &s->m)) < 0)
 			return rc;
 		if (s->m.type != MSG_DATA || s->m.u.len.len > n)
@@ -133,6 +130,10 @@ static int take_data(struct state *s, uint64_t n, int fd, uint64_t deadline, con
 		for (uint64_t left = s->m.u.len.len; left;) {
 			const uint8_t *p;
 			size_t k;
+			/* checked per record: a slow client cannot stretch one DATA */
+			if (deadline && now_ns() > deadline)
+				return err_set(-ETIMEDOUT, "bench: an upload step still had %llu bytes "
+					       "to come after %g s", (unsigned long long)n, net_max_seconds());
 			if ((rc = chan_data_recv(c->ch, left < PIECE ? (size_t)left : PIECE, &p, &k)) < 0)
 				return rc;
 			if (fd >= 0 && !*why && write(fd, p, k) != (ssize_t)k)
