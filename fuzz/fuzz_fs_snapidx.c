@@ -5,7 +5,10 @@
  * (fs/snapstore.h). The input is written as idx.0 and as info. And what a
  * client names a snapshot by (MODULE@SEL: a name, "latest", "-N", a time
  * prefix), selected among three; a name the store accepts, as the latest
- * one that the next snapshot's name must come after. */
+ * one that the next snapshot's name must come after. And the input as an
+ * increment's log or a prune's journal, as the undo after a kill reads it
+ * (last record first; a record cut at the end, or a damaged one, is left
+ * out, never acted on) and as a push asks it what is below a directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -77,6 +80,28 @@ static void names(const uint8_t *data, size_t size)
 	}
 }
 
+/* Each record the undo would act on: a decoded path, inside the log. */
+static int undo_check(void *ctx, const struct snaprec *r, long long at)
+{
+	if (at < 0 || (size_t)at >= *(size_t *)ctx || !r->path || !strchr("AOMPRTIS", r->kind))
+		abort();
+	return 0;
+}
+
+static void logs(int dir, const uint8_t *data, size_t size)
+{
+	if (put(dir, "log", data, size) < 0)
+		return;
+	int fd = openat(dir, "log", O_RDONLY);
+	if (fd < 0)
+		return;
+	snapidx_log_reverse(fd, "AOMP", undo_check, &size);
+	snapidx_log_reverse(fd, "RTIS", undo_check, &size);
+	snapidx_log_has_below(fd, "a");
+	snapidx_log_has_below(fd, "");
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int dir = dirfd_once();
@@ -86,6 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t kids = 0;
 
 	names(data, size);
+	if (dir >= 0)
+		logs(dir, data, size);
 	if (dir < 0 || put(dir, "idx.0", data, size) < 0)
 		return 0;
 	snapidx_decode((const char *)data, size, &r);

@@ -403,6 +403,22 @@ int known_hosts_remove(const char *path, const char *host)
 	return rc;
 }
 
+/* Ends the file's last line if it is not ended; 0 or <0. */
+static int ends_line(int fd, const char *path)
+{
+	struct stat st;
+	char last = '\n';
+
+	if (fstat(fd, &st) < 0)
+		return err_sys(-errno, "stat %s", path);
+	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+		return err_sys(-errno, "read %s", path);
+	if (last == '\n')
+		return 0;
+	int rc = write_all(fd, "\n", 1);
+	return rc < 0 ? err_sys(rc, "write %s", path) : 0;
+}
+
 int known_hosts_add(const char *path, const char *host, const uint8_t pub[KEY_LEN])
 {
 	char b64[KEY_B64_LEN + 1];
@@ -418,10 +434,12 @@ int known_hosts_add(const char *path, const char *host, const uint8_t pub[KEY_LE
 		return err_set(-ENAMETOOLONG, "host name %s is too long", host);
 	if ((rc = make_parent(path)) < 0)
 		return rc;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return err_sys(-errno, "cannot open known hosts %s", path);
-	if ((rc = write_all(fd, line, n)) < 0)
+	/* a file edited by hand may lack its last '\n': the new line would
+	 * become that line's comment, and the host would never be known */
+	if ((rc = ends_line(fd, path)) == 0 && (rc = write_all(fd, line, n)) < 0)
 		err_sys(rc, "write %s", path);
 	if (close(fd) < 0 && rc == 0)
 		rc = err_sys(-errno, "close %s", path);

@@ -203,6 +203,16 @@ static void test_known_hosts(void **state)
 	write_file(p, "# comment\nnas AAAA\n", 0644);
 	assert_int_equal(known_hosts_check(p, "nas", a.pub), -EINVAL);
 	assert_non_null(strstr(err_msg(), "kh_bad:2:"));
+	/* a hand-edited file without its last newline: the added host is its
+	 * own line, not the last line's comment (found by fuzz_channel_keys) */
+	path(p, "kh_noeol");
+	key_to_base64(b.pub, text);
+	char noeol[300];
+	snprintf(noeol, sizeof noeol, "old %s a comment", text);
+	write_file(p, noeol, 0644);
+	assert_int_equal(known_hosts_add(p, "nas", a.pub), 0);
+	assert_int_equal(known_hosts_check(p, "nas", a.pub), KNOWN_HOST_OK);
+	assert_int_equal(known_hosts_check(p, "old", b.pub), KNOWN_HOST_OK);
 }
 
 int main(void)
