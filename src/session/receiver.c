@@ -454,6 +454,20 @@ static int note_meta(struct receiver *r, const struct stat *old, const char *wpa
 	return r->o->snap ? snapinc_meta(r->o->snap, old, mpath_of(r, wpath, mp, sizeof mp)) : 0;
 }
 
+/* 0 if nothing is at `rel` (which is no directory), else <0 with the error. */
+static int in_the_way(const struct jail *j, const char *rel)
+{
+	const char *leaf;
+	struct stat st;
+	int dfd = jail_open_parent(j, rel, &leaf);
+
+	if (dfd < 0)
+		return dfd;
+	int there = fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+	close(dfd);
+	return there ? err_set(-ENOTDIR, "%s is in the way: not a directory", rel) : 0;
+}
+
 /* mkdir -p of `path` inside the jail (each missing component, 0755). */
 static int mkdirs(struct receiver *r, const char *path)
 {
@@ -470,6 +484,10 @@ static int mkdirs(struct receiver *r, const char *path)
 				close(fd);
 				continue;
 			}
+			/* Only what is absent is logged as added: its undo removes
+			 * it, and a file in the way is committed data. */
+			if ((fd = in_the_way(r->j, part)) != 0)
+				return fd;
 			if (snapinc_added(r->o->snap, part) < 0)
 				return -EIO;
 		}

@@ -134,6 +134,18 @@ ferry_c push -a "$T/evil/" "$(url m)/" > /dev/null || fail "push of a tree with 
 ferry_c ls -r "$(url m)" | grep -q ferry-history && fail "ls shows the history"
 [ -z "$(ls -A "$T/mod/.ferry-history" | grep -v -e '^lock$' -e '^snaps$' -e '^view\.')" ] ||
   fail "stray files in the history: $(ls -A "$T/mod/.ferry-history")"
+# a push whose path goes through a committed file fails, and its undo keeps
+# that file (it once logged the file as added by the push, and the undo
+# removed it from the tree and so from every snapshot sharing it)
+victim=$(cd "$T/mod" && find . -path ./.ferry-history -prune -o -type f -print | sed -n '1s|^\./||p')
+[ -n "$victim" ] || fail "no file in the module"
+cp "$T/mod/$victim" "$T/victim.before"
+mkdir -p "$T/through" && echo x > "$T/through/x"
+rc=0; ferry_c push -a "$T/through/" "$(url "m/$victim/sub")/" > /dev/null 2> "$T/last.err" || rc=$?
+[ "$rc" != 0 ] || fail "a push through the file $victim succeeded"
+cmp -s "$T/mod/$victim" "$T/victim.before" || fail "the failed push's undo removed $victim"
+grep -q "is in the way" "$T/last.err" || fail "push through a file ($victim): $(cat "$T/last.err")"
+[ "$(nsnaps m)" = "$DAYS" ] || fail "the failed push made a snapshot"
 
 if [ "$QUICK" = 1 ]; then echo "ok (quick)"; exit 0; fi
 
