@@ -323,8 +323,10 @@ static const char *over_budget(struct state *s, const struct m_bench *q)
 		s->began = t;
 	if ((double)(t - s->began) / 1e9 > BENCHSRV_MAX_SESSION_S)
 		return "this session's time for bench steps is spent";
-	/* what the step may write at most: the disk stages twice their size */
-	uint64_t n = q->bytes < BENCHSRV_MAX_FILE ? q->bytes : BENCHSRV_MAX_FILE;
+	/* what the step may write at most: the disk stages twice their size,
+	 * where 0 asks for the default size (up to BENCH_DEFAULT_SIZE) */
+	_Static_assert(BENCH_DEFAULT_SIZE <= BENCHSRV_MAX_FILE, "a default disk step fits a step");
+	uint64_t n = q->bytes && q->bytes < BENCHSRV_MAX_FILE ? q->bytes : BENCHSRV_MAX_FILE;
 	uint64_t w = q->step == BSTEP_DISK ? 2 * n : q->step == BSTEP_E2E_UP ? n : 0;
 	if (s->written + w > BENCHSRV_MAX_WRITTEN)
 		return "this session's bytes to write are spent";

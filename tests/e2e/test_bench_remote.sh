@@ -185,6 +185,17 @@ grep -q "upload step still had [0-9]* bytes to come after 0.3 s" "$T/server.log"
 expect_rc 0 ferry_c ls "$(url m)"
 stop_server
 start_server
+
+# A disk step asked with size 0 (the server's default, up to 256 MiB) once
+# cost nothing of the session's 1 GiB to write, so a crafted client could
+# make the box write without bound: after 513 MiB written, it must be refused.
+note "a session's bytes to write cover a disk step of the default size"
+"$FERRY_TOOLS/ferry-evil" bench-steps 127.0.0.1 "$PORT" "$T/clienthome/id_ferry" m \
+  5:268435456 5:268435456 5:1048576 4:0 > "$T/evil.out" 2>&1 || true
+[ "$(grep -c '^DONE 5 ' "$T/evil.out")" = 3 ] || { cat "$T/evil.out"; fail "the uploads were not measured"; }
+grep -q "^DONE 4 .*this session's bytes to write are spent" "$T/evil.out" ||
+  { cat "$T/evil.out"; fail "a default-sized disk step past the session's budget ran"; }
+[ -z "$(ls -A "$T/mod")" ] || fail "left in the module: $(ls -A "$T/mod")"
 fi
 
 note "bad operands"

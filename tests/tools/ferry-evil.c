@@ -22,6 +22,12 @@
  *       A client: REQUEST op push with PATH raw and FLAGS (decimal or 0xhex,
  *       default REQ_CHANGES), then SCRIPT as the sender, then answers.
  *
+ *   ferry-evil bench-steps HOST PORT KEYFILE MODULE STEP:BYTES ...
+ *       A client of `ferry bench HOST:MODULE` that asks for the steps given
+ *       (BSTEP_* numbers, BYTES as asked, 0 included), sending an upload's
+ *       bytes; prints "DONE <step> <status> <note>" per step, or the message
+ *       that ended the session.
+ *
  *   ferry-evil serve KEYFILE SCRIPT
  *       A server on 127.0.0.1, port chosen by the kernel: prints "PORT <n>",
  *       accepts one connection, handshakes with KEYFILE as its host key,
@@ -1598,6 +1604,77 @@ static int cmd_serve(char **a)
 	return rc;
 }
 
+/* ferry-evil bench-steps HOST PORT KEYFILE MODULE STEP:BYTES ... */
+static int bench_answer(struct conn *c, struct msg *m)
+{
+	for (;;) {
+		int rc = conn_recv(c, m);
+		if (rc < 0) {
+			printf("LOST %s\n", err_msg());
+			return rc;
+		}
+		if (m->type == MSG_DATA) {   /* a download's bytes: read, not kept */
+			for (uint64_t left = m->u.len.len; left;) {
+				const uint8_t *p;
+				size_t k;
+				if ((rc = chan_data_recv(c->ch, left < (1u << 20) ? (size_t)left : 1u << 20,
+							 &p, &k)) < 0)
+					return rc;
+				left -= k;
+			}
+			continue;
+		}
+		if (m->type == MSG_BENCH_STAGE)
+			continue;
+		if (m->type == MSG_BENCH_DONE) {
+			printf("DONE %u %u %s\n", m->u.bench_done.step, m->u.bench_done.status,
+			       m->u.bench_done.note);
+			return 0;
+		}
+		printf("MSG %s\n", msg_type_name(m->type));
+		return -EPROTO;
+	}
+}
+
+static int cmd_bench_steps(int argc, char **a)
+{
+	static uint8_t buf[1 << 16];
+	struct conn c;
+	struct msg *m = calloc(1, sizeof *m);
+	int rc = m ? open_session(a[0], a[1], a[2], a[3], "", OP_BENCH, 0, &c) : EX_OTHER;
+
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	for (int i = 4; rc == 0 && i < argc; i++) {
+		unsigned step = 0;
+		unsigned long long bytes = 0;
+		sscanf(a[i], "%u:%llu", &step, &bytes);
+		memset(m, 0, sizeof *m);
+		m->type = MSG_BENCH;
+		m->u.bench.step = (uint8_t)step;
+		m->u.bench.bytes = bytes;
+		if ((rc = conn_send(&c, m)) < 0 || (rc = conn_flush(&c)) < 0)
+			break;
+		if (step == BSTEP_NET_UP || step == BSTEP_E2E_UP) {
+			for (uint64_t left = bytes; rc == 0 && left;) {
+				size_t k = left < sizeof buf ? (size_t)left : sizeof buf;
+				rc = send_data(&c, buf, k, NULL);
+				left -= k;
+			}
+			if (rc == 0)
+				rc = conn_flush(&c);
+		}
+		if (rc == 0)
+			rc = bench_answer(&c, m);
+		fflush(stdout);
+	}
+	chan_free(c.ch);
+	free(m);
+	return rc ? EX_OTHER : 0;
+}
+
 int main(int argc, char **argv)
 {
 	arm_timeout();
@@ -1611,11 +1688,14 @@ int main(int argc, char **argv)
 		return cmd_pull_script(argv + 2);
 	if (argc == 4 && !strcmp(argv[1], "serve"))
 		return cmd_serve(argv + 2);
+	if (argc >= 7 && !strcmp(argv[1], "bench-steps"))
+		return cmd_bench_steps(argc - 2, argv + 2);
 	fprintf(stderr,
 		"usage: ferry-evil request-path HOST PORT KEYFILE MODULE PATH push|pull|list\n"
 		"       ferry-evil push-entry HOST PORT KEYFILE MODULE DIRPATH NAME file|dir|link [TARGET]\n"
 		"       ferry-evil push-script HOST PORT KEYFILE MODULE PATH SCRIPT [FLAGS]\n"
 		"       ferry-evil pull-script HOST PORT KEYFILE MODULE PATH SCRIPT\n"
+		"       ferry-evil bench-steps HOST PORT KEYFILE MODULE STEP:BYTES ...\n"
 		"       ferry-evil serve KEYFILE SCRIPT\n");
 	return EX_USAGE;
 }
