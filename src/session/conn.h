@@ -20,6 +20,8 @@ struct conn {
 	struct zdata *z;                /* compression, when negotiated (session/zdata.h); else NULL */
 	int check_stored;               /* a sender in a snapshot module: each file's bytes are
 					   checked against the hash recorded when it was stored */
+	int fake_super;                 /* a sender in a fake-super module: a file's mode is the
+					   one stored with it (session/xmeta.h) */
 	uint8_t out[MSG_MAX_ENCODED];
 };
 

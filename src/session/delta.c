@@ -844,7 +844,7 @@ int delta_send(struct conn *c, int fd, uint32_t index, const char *path,
 		progress_file(pg, path, sc.size);
 	struct stat sb;
 	rc = fstat(fd, &sb) < 0 ? err_sys(-errno, "%s: fstat", path)
-				: filedata_send_begin(c, index, &sb);
+				: filedata_send_begin(c, index, fd, &sb);
 	if (rc == 0)
 		rc = scan_file(&sc, &x, sig);
 	if (rc == 0) {
@@ -970,7 +970,7 @@ int delta_send_needed(struct conn *c, int fd, uint32_t index, const struct delta
 	sb.st_size = (off_t)d->size;
 	if (pg)
 		progress_file(pg, d->path, d->size);
-	rc = filedata_send_begin(c, index, &sb);
+	rc = filedata_send_begin(c, index, fd, &sb);
 	for (uint32_t k = 0; rc == 0 && k < d->n;) {
 		if (!(d->bits[k / 8] & (1u << (k % 8)))) {
 			st->bytes_matched += d->block;

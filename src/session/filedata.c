@@ -12,6 +12,7 @@
 
 #include "fs/snapstore.h"
 #include "session/progress.h"
+#include "session/xmeta.h"
 #include "session/zdata.h"
 #include "util/err.h"
 
@@ -77,14 +78,27 @@ static int hash_new(const struct conn *c, int always, XXH3_state_t **h)
 	return 0;
 }
 
-int filedata_send_begin(struct conn *c, uint32_t index, const struct stat *sb)
+/* Under fake super a file's mode is the one stored with it: its real one
+ * has u+rw added and no set-id bits (a new file on the other side is given
+ * FILE_BEGIN's mode). */
+static uint32_t mode_to_send(const struct conn *c, int fd, mode_t real)
+{
+	struct fake_stat fs;
+
+	if (c->fake_super && fd >= 0 &&
+	    fake_stat_read(&(struct xa_at){ .fd = fd, .dirfd = -1 }, &fs))
+		return fs.mode & 07777;
+	return real & 07777;
+}
+
+int filedata_send_begin(struct conn *c, uint32_t index, int fd, const struct stat *sb)
 {
 	struct msg m = { .type = MSG_FILE_BEGIN };
 
 	zdata_file(c);
 	m.u.file_begin.index = index;
 	m.u.file_begin.size = sb ? (uint64_t)sb->st_size : 0;
-	m.u.file_begin.mode = sb ? sb->st_mode & 07777 : 0600;
+	m.u.file_begin.mode = sb ? mode_to_send(c, fd, sb->st_mode) : 0600;
 	m.u.file_begin.mtime_s = sb ? sb->st_mtim.tv_sec : 0;
 	m.u.file_begin.mtime_ns = sb ? (uint32_t)sb->st_mtim.tv_nsec : 0;
 	return conn_send(c, &m);
@@ -136,7 +150,7 @@ const char *filedata_status_word(uint8_t status)
 
 int filedata_send_failed(struct conn *c, uint32_t index)
 {
-	int rc = filedata_send_begin(c, index, NULL);
+	int rc = filedata_send_begin(c, index, -1, NULL);
 	uint8_t status = FILE_READ_ERROR;
 	return rc < 0 ? rc : send_end(c, &status, NULL, NULL);
 }
@@ -255,7 +269,7 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 	if ((rc = hash_new(c, stored, &h)) < 0)
 		return rc;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	rc = filedata_send_begin(c, index, &sb);
+	rc = filedata_send_begin(c, index, fd, &sb);
 	for (off_t off = 0; rc == 0 && off < sb.st_size;) {
 		off_t data, end;
 		next_extent(fd, off, sb.st_size, &data, &end);

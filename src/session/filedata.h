@@ -26,7 +26,7 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 int filedata_send_failed(struct conn *c, uint32_t index);
 /* The pieces, for the delta sender: FILE_BEGIN of the file as sb says (NULL:
  * a file that could not be read) and FILE_END (hash NULL = none). */
-int filedata_send_begin(struct conn *c, uint32_t index, const struct stat *sb);
+int filedata_send_begin(struct conn *c, uint32_t index, int fd, const struct stat *sb);
 int filedata_send_end(struct conn *c, uint8_t status, const uint8_t *hash);
 /* A snapshot module's sender (c->check_stored): 1 and want = the hash fd's
  * file was stored with, or 0 (no record, or not asked). */

@@ -242,6 +242,7 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 		/* a restore never passes on rot silently: what the snapshot module
 		 * recorded at commit is checked as the file goes */
 		c->check_stored = rq->op == OP_PULL && (mod->snapshots || mod->append_only);
+		c->fake_super = rq->op == OP_PULL && mod->fake_super;
 		rc = sender_run(c, &src, 1, &o, &h, &st);
 	}
 	if (rc == 0)

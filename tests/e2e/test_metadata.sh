@@ -117,6 +117,28 @@ note "... and a root client's pull -aHAX gets the original back"
 expect_rc 0 ferry_c pull -aHAX "$(url fake/)" "$T/back2/"
 $CMP --links "$S" "$T/back2" || fail "pull -aAX from a fake-super module lost metadata"
 
+note "... set-id bits and modes without u+rw come back on the first pull, whole or delta"
+# (the box's real mode has u+rw added and no set-id bit; a new file was once
+# given that mode, and only the next pull set the stored one)
+mkdir -p "$T/sid"
+echo suid > "$T/sid/suid"; chmod 4755 "$T/sid/suid"
+echo sgid > "$T/sid/sgid"; chmod 2710 "$T/sid/sgid"
+head -c 300000 /dev/urandom > "$T/sid/ro"; chmod 0400 "$T/sid/ro"
+expect_rc 0 ferry_c push -a "$T/sid/" "$(url fake/sid/)"
+modes() { (cd "$1" && stat -c '%n %a' suid sgid ro); }
+expect_rc 0 ferry_c pull -a "$(url fake/sid/)" "$T/sid-back/"
+[ "$(modes "$T/sid-back")" = "$(modes "$T/sid")" ] ||
+  fail "first pull from fake super: $(modes "$T/sid-back" | tr '\n' ' ') for $(modes "$T/sid" | tr '\n' ' ')"
+chmod u+w "$T/sid/ro"; printf 'changed' | dd of="$T/sid/ro" bs=1 seek=150000 conv=notrunc status=none
+chmod 0400 "$T/sid/ro"; touch -d @1700000000 "$T/sid/ro"
+expect_rc 0 ferry_c push -a "$T/sid/" "$(url fake/sid/)"
+expect_rc 0 ferry_c pull -a --stats "$(url fake/sid/)" "$T/sid-back/"
+grep -q "Matched data: [1-9]" "$T/last.out" || fail "the changed file was not pulled as a delta"
+[ "$(modes "$T/sid-back")" = "$(modes "$T/sid")" ] ||
+  fail "delta pull from fake super: $(modes "$T/sid-back" | tr '\n' ' ')"
+cmp "$T/sid/ro" "$T/sid-back/ro" || fail "delta pull from fake super: the content differs"
+rm -rf "$T/fake/sid"   # the sections below compare the module with $S
+
 note "a second push moves nothing; a changed owner, xattr or ACL is set in place"
 expect_rc 0 ferry_c push -aHAX -i "$S/" "$(url fake/)"
 ! grep -v "^sent 0 files" "$T/last.out" || fail "a no-op push changed something"
