@@ -26,7 +26,7 @@ enum action { OWN, SAME, REFUSE };
 
 /* ids of what ferry handles itself (short options use their letter) */
 enum {
-	O_INFO = 256, O_DEBUG, O_STDERR, O_BACKUP_DIR, O_SUFFIX, O_CHMOD, O_EXISTING,
+	O_INFO = 256, O_DEBUG, O_STDERR, O_BACKUP_DIR, O_SUFFIX, O_CHMOD, O_EXISTING, O_FORCE,
 	O_IGNORE_EXISTING, O_DELETE, O_IGNORE_MISSING, O_TIMEOUT, O_SIZE_ONLY, O_PORT,
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
@@ -154,8 +154,7 @@ static const struct rflag rsync_flags[] = {
 	{ "delete-missing-args", 0, 0, REFUSE, 0, "not implemented" },
 	{ "ignore-errors", 0, 0, REFUSE, 0, "ferry deletes whatever I/O errors happened elsewhere; "
 	  "a directory that could not be read is not mirrored" },
-	{ "force", 0, 0, SAME, 0, "ferry replaces a non-empty directory when --delete or a type "
-	  "change asks for it" },
+	{ "force", 0, 0, OWN, O_FORCE, NULL },
 	{ "max-delete", 0, 1, REFUSE, 0, "not implemented" },
 	{ "max-size", 0, 1, REFUSE, 0, "not implemented" },
 	{ "min-size", 0, 1, REFUSE, 0, "not implemented" },
@@ -433,6 +432,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		x->chmod = optarg;
 		break;
 	case O_EXISTING: x->flags |= REQ_EXISTING; break;
+	case O_FORCE: x->flags |= REQ_FORCE; break;
 	case O_IGNORE_EXISTING: x->flags |= REQ_IGNORE_EXISTING; break;
 	case O_DELETE: x->flags |= REQ_DELETE; break;
 	case O_IGNORE_MISSING: x->ignore_missing = 1; break;

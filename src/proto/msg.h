@@ -119,7 +119,9 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 #define REQ_ACLS      0x1000000u /* -A: POSIX ACLs travel, as the xattrs Linux keeps them in */
 #define REQ_NUMERIC_IDS 0x2000000u /* --numeric-ids: ids only, never mapped through names */
 #define REQ_HARD_LINKS 0x4000000u /* -H: files sharing an inode are linked on the receiver */
-#define REQ_KNOWN     0x7ffffffu
+#define REQ_FORCE     0x8000000u /* --force: a non-empty directory may go for a non-directory
+				      * without --delete (as rsync; never without one of them) */
+#define REQ_KNOWN     0xfffffffu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 

@@ -6,6 +6,7 @@
  * checked, symlinks are never followed. */
 #include "session/receiver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -1289,6 +1290,43 @@ static int drop_link(struct receiver *r, const struct m_entry *e)
 	return rc;
 }
 
+static void report_deleted(struct receiver *r, const char *wpath, int is_dir);
+
+/* 1 if nothing is in the directory (or it cannot be read: then its
+ * removal says why). */
+static int dir_empty(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+	int empty = 1;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* A directory where a non-directory comes: as rsync, an empty one goes; a
+ * non-empty one only under --delete or --force, and its going is shown and
+ * counted as a deletion. Else the entry fails and the directory stays: 0. */
+static int dir_may_go(struct receiver *r, const char *name, const char *wpath)
+{
+	if (!(r->o->flags & (REQ_DELETE | REQ_FORCE)) && !dir_empty(r->cur_fd, name)) {
+		file_error(r, wpath, "cannot delete non-empty directory to make way for a "
+			   "non-directory (--force or --delete would)");
+		return 0;
+	}
+	report_deleted(r, wpath, 1);
+	r->st->deleted++;
+	return 1;
+}
+
 static int on_entry(struct receiver *r, const struct m_entry *e)
 {
 	char wpath[PATH_MAX_WIRE + 1], lp[PATH_MAX_WIRE + 1];
@@ -1329,6 +1367,8 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	else if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
 	else if (keep_as_is(r, e, exists))
+		rc = 0;
+	else if (e->type != ENT_DIR && exists && S_ISDIR(old.st_mode) && !dir_may_go(r, name, wpath))
 		rc = 0;
 	else if (e->type == ENT_REG)
 		rc = on_reg(r, e, name, wpath, lp, &old, exists);

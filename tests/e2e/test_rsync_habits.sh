@@ -246,6 +246,39 @@ chmod u+w "$T/mod/rodocs" "$T/mod/rodocs/sub" "$T/pc/ro" "$T/pc/ro/sub" "$T/pc/r
   "$T/pc/ro-src"
 stop_server
 
+note "a non-empty directory where the sender has a file: kept without --force or --delete, as rsync"
+write_config
+start_server
+mkdir -p "$T/tc/s" && echo 2 > "$T/tc/s/isfile"
+in_the_way() { rm -rf "$1" && mkdir -p "$1/isfile/deep" && echo precious > "$1/isfile/deep/keep"; }
+in_the_way "$T/oracle"
+rc=0; rsync -a "$T/tc/s/" "$T/oracle/" > /dev/null 2>&1 || rc=$?
+[ "$rc" = 23 ] && [ -f "$T/oracle/isfile/deep/keep" ] || fail "the rsync oracle: exit $rc"
+in_the_way "$T/mod/tc"
+expect_rc 23 ferry_c push -a "$T/tc/s/" "$(url m/tc)"
+grep -q "isfile: cannot delete non-empty directory" "$T/last.err" || { cat "$T/last.err"; fail "push: no reason given"; }
+[ -f "$T/mod/tc/isfile/deep/keep" ] || fail "push without --force deleted a non-empty directory"
+expect_rc 0 ferry_c push -a -i -n --force "$T/tc/s/" "$(url m/tc)"
+[ -f "$T/mod/tc/isfile/deep/keep" ] || fail "push -n deleted a directory"
+in_the_way "$T/oracle"
+# rsync lists what it deletes inside (not the directory itself); ferry gives
+# one line for a deleted directory (ferry(1), -i)
+rsync -ai --force "$T/tc/s/" "$T/oracle/" | grep -q '^\*deleting   isfile/deep/keep$' ||
+  fail "the rsync oracle does not show the deletion"
+echo "*deleting   isfile/" > "$T/want.del"
+top_deleted < "$T/last.out" > "$T/got.del"
+diff "$T/want.del" "$T/got.del" || { cat "$T/last.out"; fail "push -n -i --force: no *deleting line"; }
+expect_rc 0 ferry_c push -a -i --stats --force "$T/tc/s/" "$(url m/tc)"
+top_deleted < "$T/last.out" | diff "$T/want.del" - || { cat "$T/last.out"; fail "push -i --force: no *deleting line"; }
+grep -q "^Number of deleted files: 1" "$T/last.out" || { cat "$T/last.out"; fail "--stats: the directory's going not counted"; }
+[ "$(cat "$T/mod/tc/isfile")" = 2 ] || fail "push --force: the file is not in place"
+in_the_way "$T/back-tc"
+expect_rc 23 ferry_c pull -a "$(url m/tc/)" "$T/back-tc"
+[ -f "$T/back-tc/isfile/deep/keep" ] || fail "pull without --force deleted a non-empty directory"
+expect_rc 0 ferry_c pull -a --delete "$(url m/tc/)" "$T/back-tc"
+[ "$(cat "$T/back-tc/isfile")" = 2 ] || fail "pull --delete: the file is not in place"
+stop_server
+
 note "10.1: on a full disk only committed bytes count as sent"
 mkdir -p "$T/small"
 mount -t tmpfs -o size=1m ferry-e2e-full "$T/small"
