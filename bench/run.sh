@@ -617,7 +617,7 @@ pticks() { [ -n "${1:-}" ] && sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '
 # interrupt TOOL SECTION: a resume row's first attempt (not measured). The client runs in its
 # own session and is killed with SIGKILL (its process group) as soon as either end has
 # RESUME_AT of the file: the receiver's largest hidden file in the destination (ferry's
-# .ferry-XXXXXX.NAME or .ferry-part.*, rsync's .NAME.XXXXXX), or what the client has read
+# .ferry-XXXXXXCCCC.NAME or .ferry-part.*, rsync's .NAME.XXXXXX), or what the client has read
 # (its rchar: a delta's sender runs ahead of the receiver rebuilding from its basis). The
 # server is stopped once its session has ended. Sets KILL_AT: the larger of the two at the
 # kill (bytes); "done" when the client finished first; "late" when the destination already

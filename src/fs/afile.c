@@ -453,7 +453,12 @@ int afile_make_partial(struct afile *f, const struct fs_part_id *id)
 	if (f->fd < 0 || f->partial || fs_partial_name(name, f->final) < 0 ||
 	    flock(f->fd, LOCK_EX | LOCK_NB) < 0)
 		return 0;
-	int tagged = fs_partial_tag(f->fd, id) == 0;
+	int tag = fs_partial_tag(f->fd, id);
+	/* an untagged partial would be taken for a user's file of that name:
+	 * none is kept, unless the file system has no xattrs at all */
+	if (tag < 0 && tag != -ENOTSUP && tag != -EOPNOTSUPP && tag != -ENOSYS)
+		return 0;
+	int tagged = tag == 0;
 	if (fs_rename_noreplace(f->dirfd, f->tmp, name) < 0) {
 		if (tagged)
 			fs_partial_untag(f->fd);

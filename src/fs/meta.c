@@ -17,6 +17,7 @@
 #include "util/err.h"
 
 #define TMP_RAND 6
+#define TMP_CHECK 4   /* letters that check the rest of the name */
 
 static int name_ok(const char *name)
 {
@@ -62,12 +63,27 @@ static void pool_take(unsigned char *out, size_t n)
 	}
 }
 
+static const char ALNUM[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/* The check letters of a temporary: FNV-1a of its random letters and of the
+ * rest of its name, so that a user's ".ferry-backup.tar" is never taken for
+ * one (it would be left out of a transfer and swept after a day). */
+static void tmp_check(const char *rnd, const char *rest, char out[TMP_CHECK])
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < TMP_RAND; i++)
+		h = (h ^ (uint8_t)rnd[i]) * 0x100000001b3ull;
+	for (const char *p = rest; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	for (size_t i = 0; i < TMP_CHECK; i++, h /= sizeof ALNUM - 1)
+		out[i] = ALNUM[h % (sizeof ALNUM - 1)];
+}
+
 int fs_tmp_name(char out[256], const char *final)
 {
-	static const char alnum[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 	unsigned char rnd[TMP_RAND] = { 0 };
-	size_t pre = sizeof FS_TMP_PREFIX - 1;
+	size_t pre = sizeof FS_TMP_PREFIX - 1, head = pre + TMP_RAND + TMP_CHECK;
 	size_t room, n;
 
 	if (!name_ok(final))
@@ -75,29 +91,28 @@ int fs_tmp_name(char out[256], const char *final)
 	pool_take(rnd, sizeof rnd);
 	memcpy(out, FS_TMP_PREFIX, pre);
 	for (size_t i = 0; i < TMP_RAND; i++)
-		out[pre + i] = alnum[rnd[i] % (sizeof alnum - 1)];
-	out[pre + TMP_RAND] = '.';
-	room = 255 - (pre + TMP_RAND + 1);
+		out[pre + i] = ALNUM[rnd[i] % (sizeof ALNUM - 1)];
+	out[head] = '.';
+	room = 255 - (head + 1);
 	n = strlen(final);
 	if (n > room)
 		n = room;
-	memcpy(out + pre + TMP_RAND + 1, final, n);
-	out[pre + TMP_RAND + 1 + n] = '\0';
+	memcpy(out + head + 1, final, n);
+	out[head + 1 + n] = '\0';
+	tmp_check(out + pre, out + head + 1, out + pre + TMP_RAND);
 	return 0;
 }
 
 int fs_is_tmp_name(const char *name)
 {
-	size_t pre = sizeof FS_TMP_PREFIX - 1;
+	size_t pre = sizeof FS_TMP_PREFIX - 1, head = pre + TMP_RAND + TMP_CHECK;
+	char check[TMP_CHECK];
 
-	if (strncmp(name, FS_TMP_PREFIX, pre) != 0)
+	if (strncmp(name, FS_TMP_PREFIX, pre) != 0 || strnlen(name + pre, head - pre + 1) <= head - pre ||
+	    name[head] != '.')
 		return 0;
-	for (size_t i = 0; i < TMP_RAND; i++) {
-		char c = name[pre + i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			return 0;
-	}
-	return name[pre + TMP_RAND] == '.';
+	tmp_check(name + pre, name + head + 1, check);
+	return !memcmp(check, name + pre + TMP_RAND, TMP_CHECK);
 }
 
 /* fchmodat(AT_SYMLINK_NOFOLLOW) acts on the inode it looked up (glibc and

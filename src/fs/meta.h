@@ -10,11 +10,13 @@
 
 #define FS_TMP_PREFIX ".ferry-"   /* every temporary name starts with this */
 
-/* Writes ".ferry-XXXXXX.<prefix of final>" (random X, at most 255 bytes) into
+/* Writes ".ferry-XXXXXXCCCC.<prefix of final>" (6 random letters or digits,
+ * 4 that check them and the rest of the name; at most 255 bytes) into
  * out[256]. Returns 0, or -EINVAL if `final` is not a single name. */
 int fs_tmp_name(char out[256], const char *final);
-/* 1 if `name` has the form fs_tmp_name makes (".ferry-" + 6 letters or
- * digits + "."): such a name may be another session's file in progress. */
+/* 1 if `name` is one fs_tmp_name made (its check letters agree): such a
+ * name may be another session's file in progress. A user's own
+ * ".ferry-backup.tar" is not one (1 in 62^4 of names of that form are). */
 int fs_is_tmp_name(const char *name);
 
 /* Sets mode (& 07777) and mtime (ns; NULL = leave) on dirfd/name. A symlink

@@ -84,15 +84,46 @@ void fs_partial_untag(int fd)
 	fremovexattr(fd, FS_PART_XATTR);
 }
 
+static int no_xattrs(int err)
+{
+	return err == ENOTSUP || err == EOPNOTSUPP || err == ENOSYS;
+}
+
+/* 1 if the open fd carries a partial's tag, or no tag can be kept there. */
+static int tagged(int fd)
+{
+	uint8_t got[ID_LEN + 1];
+	ssize_t n = fgetxattr(fd, FS_PART_XATTR, got, sizeof got);
+
+	return n == ID_LEN || (n < 0 && no_xattrs(errno));
+}
+
+int fs_partial_ours(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (!fs_is_partial_name(name))
+		return 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	int ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && tagged(fd);
+	close(fd);
+	return ours;
+}
+
 /* 1: made for id; 0: made for another version (or unreadable); -1: no tag
- * can be kept here (no xattrs), so nothing is known. */
+ * can be kept here (no xattrs), so nothing is known; -2: no tag at all, so
+ * not ferry's (a user's file of that name). */
 static int id_matches(int fd, const struct fs_part_id *id)
 {
 	uint8_t want[ID_LEN], got[ID_LEN + 1];
 	ssize_t n = fgetxattr(fd, FS_PART_XATTR, got, sizeof got);
 
-	if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP || errno == ENOSYS))
+	if (n < 0 && no_xattrs(errno))
 		return -1;
+	if (n < 0 && errno == ENODATA)
+		return -2;
 	id_encode(want, id);
 	return n == ID_LEN && !memcmp(want, got, ID_LEN);
 }
@@ -114,7 +145,12 @@ int fs_partial_open(int dirfd, const char *final, const struct fs_part_id *id, u
 		close(fd);
 		return -1;
 	}
-	if (!id_matches(fd, id)) {
+	int match = id_matches(fd, id);
+	if (match == -2) {   /* a user's file: neither used nor removed */
+		close(fd);
+		return -1;
+	}
+	if (!match) {
 		unlinkat(dirfd, name, 0);
 		close(fd);
 		*discarded = 1;

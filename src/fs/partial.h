@@ -27,6 +27,11 @@ struct fs_part_id {
  * whole name (a collision only costs the resume: blocks are verified). */
 int fs_partial_name(char out[256], const char *final);
 int fs_is_partial_name(const char *name);
+/* 1 if dirfd/name is a partial ferry made: a regular file with a partial's
+ * name and its tag (or on a file system without xattrs, where no tag can be:
+ * the name alone). A user's own ".ferry-part.notes" is not one: it is sent,
+ * never swept, never discarded. */
+int fs_partial_ours(int dirfd, const char *name);
 /* The name `final` a partial name stands for, when it is not cut (1), else 0. */
 int fs_partial_final(const char *partial, char out[256]);
 

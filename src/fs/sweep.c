@@ -76,8 +76,8 @@ static int stale_partial(int dirfd, const struct dirent_info *e, time_t now, lon
 	struct stat st;
 
 	if (!part_age || !S_ISREG(e->st.st_mode) || !fs_is_partial_name(e->name) ||
-	    !is_old(e->st.st_mtim, e->st.st_ctim, now, part_age))
-		return 0;
+	    !is_old(e->st.st_mtim, e->st.st_ctim, now, part_age) || !fs_partial_ours(dirfd, e->name))
+		return 0;   /* (a user's untagged look-alike is not ours to sweep) */
 	int fd = openat(dirfd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 0;

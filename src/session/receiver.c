@@ -1403,7 +1403,7 @@ static int on_dir_end(struct receiver *r)
 	for (size_t i = 0; r->seen && i < r->local.n; i++) {
 		const char *n = r->local.ents[i].name;
 		/* another session's file in progress is not ours to delete */
-		if (r->seen[i] || fs_is_tmp_name(n) || fs_is_partial_name(n))
+		if (r->seen[i] || fs_is_tmp_name(n) || fs_partial_ours(r->cur_fd, n))
 			continue;
 		if (path_join(wpath, sizeof wpath, r->cur, n) < 0)
 			snprintf(wpath, sizeof wpath, "%s", n);

@@ -892,7 +892,20 @@ static int send_meta(struct sender *s, uint16_t si, const char *path, const stru
 /* Takes out of a listing what is never sent: files in progress, partials
  * (resume), and what the filter rules exclude (an excluded directory is then
  * not descended into either). The directory wpath must be entered. */
-static void drop_unsent(const struct sender *s, uint16_t si, struct dirlist *l, const char *wpath)
+/* ferry's own files in progress: a temporary (a regular file or a link) or
+ * a tagged partial; a user's look-alike is sent as any file. */
+static int ours_in_progress(int dfd, const struct dirent_info *e)
+{
+	if (S_ISREG(e->st.st_mode) || S_ISLNK(e->st.st_mode)) {
+		if (fs_is_tmp_name(e->name))
+			return 1;
+		return S_ISREG(e->st.st_mode) && fs_partial_ours(dfd, e->name);
+	}
+	return 0;
+}
+
+static void drop_unsent(const struct sender *s, uint16_t si, int dfd, struct dirlist *l,
+			const char *wpath)
 {
 	const struct xfer_opts *o = s->o;
 	char child[PATH_MAX_WIRE + 1];
@@ -901,7 +914,7 @@ static void drop_unsent(const struct sender *s, uint16_t si, struct dirlist *l, 
 	for (size_t i = 0; i < l->n; i++) {
 		const struct dirent_info *e = &l->ents[i];
 		int dir = S_ISDIR(e->st.st_mode);
-		if (fs_is_tmp_name(e->name) || fs_is_partial_name(e->name))
+		if (ours_in_progress(dfd, e))
 			continue;
 		if ((o->filter || o->module_filter) &&
 		    path_join(child, sizeof child, wpath, e->name) == 0 &&
@@ -945,7 +958,7 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 		dirlist_free(&l);
 		return 0;
 	}
-	drop_unsent(s, si, &l, wpath);
+	drop_unsent(s, si, dfd, &l, wpath);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		if (path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0) {
@@ -1114,7 +1127,7 @@ static void count_enter(const struct sender *s, uint16_t si, struct dirstack *d,
 		return;
 	if (dirlist_read(dfd, &l) == 0 && fstat(dfd, &st) == 0 &&
 	    xfilter_goto(s->o->filter, wpath) == 0) {
-		drop_unsent(s, si, &l, wpath);
+		drop_unsent(s, si, dfd, &l, wpath);
 		for (size_t i = 0; i < l.n; i++) {
 			if (S_ISREG(l.ents[i].st.st_mode)) {
 				(*files)++;

@@ -44,7 +44,7 @@ done
 ls -a "$T/mod/shared" | grep -q '^\.ferry-' || fail "the slow push did not start"
 echo keep > "$T/mod/shared/.ferry-notes"              # not a temporary's name: deleted
 expect_rc 0 ferry_c push --delete "$T/empty/" "$(url m/shared)"
-ls -a "$T/mod/shared" | grep -qE '^\.ferry-(......|part)\.' ||
+ls -a "$T/mod/shared" | grep -qE '^\.ferry-(..........|part)\.' ||
   fail "--delete removed the other session's temporary"
 [ ! -e "$T/mod/shared/.ferry-notes" ] || fail "--delete kept a file that only looks like a temporary"
 wait $slow || { cat "$T/slow.out"; fail "the slow push failed after the other session's --delete"; }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Temporaries that a killed session left behind are swept (issue 9, F7): at
 # start the daemon removes, in every module and at any depth, files named
-# exactly as fs_tmp_name makes them (".ferry-" + 6 letters or digits + ".")
-# that nobody has modified or changed for `stale temporaries`; anything else
-# stays: fresh temporaries, look-alike names, directories, and whatever lies
-# behind a symlink.
+# exactly as fs_tmp_name makes them (".ferry-" + 6 letters or digits + 4
+# that check them and the rest of the name + ".") that nobody has modified or
+# changed for `stale temporaries`, and tagged partials; anything else stays:
+# fresh temporaries, look-alike names (a user's ".ferry-backup.tar", an
+# untagged ".ferry-part.notes"), directories, and whatever lies behind a
+# symlink.
 . "$(dirname "$0")/lib.sh"
 
 # seconds: ctime counts too, and no test can make an old ctime. Partials get
@@ -14,10 +16,28 @@
 # begin (it runs at the lowest priority after the daemon starts, which takes
 # a while on a loaded machine or under ASan)
 AGE=4
+# tmpname RANDOM6 FINAL: the name fs_tmp_name gives FINAL with those letters
+tmpname() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+h = 0xcbf29ce484222325
+for b in (sys.argv[1] + sys.argv[2]).encode():
+    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+c = ""
+for _ in range(4):
+    c += A[h % 62]
+    h //= 62
+print(".ferry-" + sys.argv[1] + c + "." + sys.argv[2])
+PY
+}
+# tag FILE: the tag a partial of ferry's carries (fs/partial.c: the source's
+# size and mtime)
+tag() { setfattr -n user.ferry.src -v 0x0000000000000001000000000000000100000000 "$1"; }
 write_config
 sed -i "/^\[global\]$/a stale temporaries = ${AGE}s\nstale partials = $((AGE + 5))s" "$T/ferry.conf"
 deep=$T/mod/a/b/c/d/e/f/g/h
-mkdir -p "$deep" "$T/outside" "$T/mod/.ferry-Dir123.x"
+mkdir -p "$deep" "$T/outside" "$T/mod/$(tmpname Dir123 x)"
 # the disk test's directory of a ferry bench whose daemon was killed (at the
 # module's root only; look-alikes and one holding a directory stay)
 mkdir -p "$T/mod/.ferry-bench-a1b2c3" "$T/mod/a/.ferry-bench-d4e5f6" "$T/mod/.ferry-bench-xyz123" \
@@ -25,31 +45,41 @@ mkdir -p "$T/mod/.ferry-bench-a1b2c3" "$T/mod/a/.ferry-bench-d4e5f6" "$T/mod/.fe
 head -c 100000 /dev/zero > "$T/mod/.ferry-bench-a1b2c3/seq"
 echo s > "$T/mod/.ferry-bench-a1b2c3/small-000001"
 echo s > "$T/mod/a/.ferry-bench-d4e5f6/seq"
-old=$deep/.ferry-Ab12Cd.big.bin
+old=$deep/$(tmpname Ab12Cd big.bin)
 echo partial > "$old"
-ln -s nowhere "$deep/.ferry-Lk34Ef.link"
+link=$deep/$(tmpname Lk34Ef link)
+ln -s nowhere "$link"
 echo notes > "$T/mod/.ferry-notes"
 echo almost > "$T/mod/a/.ferry-ab12.short"
-echo outside > "$T/outside/.ferry-Ou56Gh.x"
+echo user > "$T/mod/a/.ferry-backup.tar"          # a user's look-alikes
+echo user > "$T/mod/a/.ferry-Ab12CdXYZW.forged"   # (the check letters do not agree)
+echo user > "$T/mod/a/.ferry-part.notes"          # (no tag)
+outside=$T/outside/$(tmpname Ou56Gh x)
+echo outside > "$outside"
 ln -s "$T/outside" "$T/mod/a/b/link"
 # partials (resume) have an age of their own: one old enough, one not yet,
 # and one old but locked by a session still writing it
 echo old > "$deep/.ferry-part.gone.bin"
+tag "$deep/.ferry-part.gone.bin"
 touch -d '2 days ago' "$deep/.ferry-part.gone.bin"
 echo locked > "$T/mod/a/.ferry-part.busy.bin"
+tag "$T/mod/a/.ferry-part.busy.bin"
 touch -d '2 days ago' "$T/mod/a/.ferry-part.busy.bin"
 flock "$T/mod/a/.ferry-part.busy.bin" sleep 30 &
 locker=$!
-touch -h -d '2 days ago' "$old" "$deep/.ferry-Lk34Ef.link" "$T/mod/.ferry-notes" \
-  "$T/mod/a/.ferry-ab12.short" "$T/outside/.ferry-Ou56Gh.x" "$T/mod/.ferry-Dir123.x"
+touch -h -d '2 days ago' "$old" "$link" "$T/mod/.ferry-notes" "$T/mod/a/.ferry-ab12.short" \
+  "$outside" "$T/mod/$(tmpname Dir123 x)" "$T/mod/a/.ferry-backup.tar" \
+  "$T/mod/a/.ferry-Ab12CdXYZW.forged" "$T/mod/a/.ferry-part.notes"
 sleep $((AGE + 1))
 echo young > "$T/mod/a/b/.ferry-part.young.bin"   # older than AGE at the sweep, younger than AGE+5: kept
+tag "$T/mod/a/b/.ferry-part.young.bin"
 sleep $((AGE + 2))
 # A temporary in progress: fresh, or with the source's old mtime already set
 # just before its rename (its ctime is fresh then).
-echo writing > "$T/mod/a/b/.ferry-Fr3sh0.new"
-echo landing > "$T/mod/a/b/c/.ferry-Lnd1ng.file"
-touch -d '2 days ago' "$T/mod/a/b/c/.ferry-Lnd1ng.file"
+fresh=$T/mod/a/b/$(tmpname Fr3sh0 new) landing=$T/mod/a/b/c/$(tmpname Lnd1ng file)
+echo writing > "$fresh"
+echo landing > "$landing"
+touch -d '2 days ago' "$landing"
 
 note "the daemon sweeps its modules at start"
 start_server
@@ -68,12 +98,23 @@ done
 [ -f "$T/mod/a/.ferry-part.busy.bin" ] || fail "the sweep removed a partial being written"
 kill $locker 2> /dev/null || true
 [ ! -e "$old" ] || fail "the stale temporary deep in the module is still there"
-[ ! -L "$deep/.ferry-Lk34Ef.link" ] || fail "the stale temporary symlink is still there"
-for keep in "$T/mod/a/b/.ferry-Fr3sh0.new" "$T/mod/a/b/c/.ferry-Lnd1ng.file" \
-  "$T/mod/.ferry-notes" "$T/mod/a/.ferry-ab12.short" "$T/outside/.ferry-Ou56Gh.x"; do
+[ ! -L "$link" ] || fail "the stale temporary symlink is still there"
+for keep in "$fresh" "$landing" "$T/mod/.ferry-notes" "$T/mod/a/.ferry-ab12.short" "$outside" \
+  "$T/mod/a/.ferry-backup.tar" "$T/mod/a/.ferry-Ab12CdXYZW.forged" "$T/mod/a/.ferry-part.notes"; do
   [ -f "$keep" ] || fail "the sweep removed $keep"
 done
-[ -d "$T/mod/.ferry-Dir123.x" ] || fail "the sweep removed a directory"
+[ -d "$T/mod/$(tmpname Dir123 x)" ] || fail "the sweep removed a directory"
+
+note "a user's look-alikes are data: listed, pulled"
+ferry_c ls -r "$(url m/a)" > "$T/ls.out" || fail "ls"
+for n in .ferry-backup.tar .ferry-Ab12CdXYZW.forged .ferry-part.notes; do
+  grep -q " $n\$" "$T/ls.out" || { cat "$T/ls.out"; fail "ls does not list $n"; }
+done
+grep -q "ferry-part.busy\|ferry-part.young" "$T/ls.out" && fail "ls lists a partial of ferry's"
+rm -rf "$T/back" && expect_rc 0 ferry_c pull -a "$(url m/a/)" "$T/back"
+for n in .ferry-backup.tar .ferry-Ab12CdXYZW.forged .ferry-part.notes; do
+  [ "$(cat "$T/back/$n")" = user ] || fail "pull did not bring $n"
+done
 [ -L "$T/mod/a/b/link" ] || fail "the sweep removed the symlink to a directory"
 
 note "the sweep does not hold up sessions"

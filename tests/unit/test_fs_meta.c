@@ -55,10 +55,20 @@ static void test_tmp_name(void **state)
 	(void)state;
 	assert_int_equal(fs_tmp_name(a, "photo.jpg"), 0);
 	assert_int_equal(fs_tmp_name(b, "photo.jpg"), 0);
-	assert_int_equal(strlen(a), strlen(".ferry-XXXXXX.photo.jpg"));
+	assert_int_equal(strlen(a), strlen(".ferry-XXXXXXCCCC.photo.jpg"));
 	assert_int_equal(strncmp(a, ".ferry-", 7), 0);
-	assert_string_equal(a + 13, ".photo.jpg");
+	assert_string_equal(a + 17, ".photo.jpg");
 	assert_string_not_equal(a, b);
+	/* only a name it made is a temporary: a user's look-alikes are not */
+	assert_true(fs_is_tmp_name(a) && fs_is_tmp_name(b));
+	assert_false(fs_is_tmp_name(".ferry-backup.tar"));
+	assert_false(fs_is_tmp_name(".ferry-abc123.x"));
+	assert_false(fs_is_tmp_name(".ferry-abcdef1234.x"));
+	assert_false(fs_is_tmp_name(".ferry-"));
+	char c[256];
+	memcpy(c, a, sizeof c);
+	c[20] ^= 1;   /* the rest of the name changed: the check no longer agrees */
+	assert_false(fs_is_tmp_name(c));
 	memset(longname, 'x', 255);
 	longname[255] = '\0';
 	assert_int_equal(fs_tmp_name(a, longname), 0);

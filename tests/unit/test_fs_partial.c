@@ -87,6 +87,29 @@ static void test_keep_and_reopen(void **state)
 	assert_int_equal(fstatat(f->dfd, ".ferry-part.f", &st, 0), -1);
 }
 
+/* A user's file that only looks like a partial (no tag) is not ferry's:
+ * never taken as one, never discarded; a tagged one is ours. */
+static void test_user_lookalike(void **state)
+{
+	struct fx *f = *state;
+	uint64_t size = 0;
+	int discarded = -1;
+	struct stat st;
+
+	int fd = openat(f->dfd, ".ferry-part.notes", O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "mine", 4), 4);
+	close(fd);
+	assert_false(fs_partial_ours(f->dfd, ".ferry-part.notes"));
+	assert_int_equal(fs_partial_open(f->dfd, "notes", &ID, &size, &discarded), -1);
+	assert_int_equal(discarded, 0);
+	assert_int_equal(fstatat(f->dfd, ".ferry-part.notes", &st, 0), 0);
+	assert_int_equal(mkdirat(f->dfd, ".ferry-part.d", 0700), 0);
+	assert_false(fs_partial_ours(f->dfd, ".ferry-part.d"));
+	assert_int_equal(write_partial(f, "g", 100000, 65536), 100000);
+	assert_true(fs_partial_ours(f->dfd, ".ferry-part.g"));
+}
+
 static void test_small_and_commit(void **state)
 {
 	struct fx *f = *state;
@@ -127,6 +150,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test_setup_teardown(test_keep_and_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_and_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_lookalike, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
