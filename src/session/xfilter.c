@@ -17,15 +17,19 @@
 _Static_assert(FILTER_MAX_WIRE <= MSG_FILTER_MAX_TOTAL, "a filter list fits its FILTER records");
 
 /* The whole of an open file, up to one byte past FILTER_MAX_FILE (the
- * library names a file that is too large). Closes fd. */
-static int slurp(int fd, const char *shown, char **data, size_t *len)
+ * library names a file that is too large). Closes fd. A file of the tree
+ * must be a regular one (a FIFO there would block); one the user named may
+ * be a pipe or a terminal (`stream`). */
+static int slurp(int fd, int stream, const char *shown, char **data, size_t *len)
 {
 	char q[FS_QUOTE_BUF];
-	int rc = read_regular_fd(fd, FILTER_MAX_FILE + 1, data, len);
+	int rc = stream ? read_stream_fd(fd, FILTER_MAX_FILE + 1, data, len)
+			: read_regular_fd(fd, FILTER_MAX_FILE + 1, data, len);
 
 	close(fd);
 	if (rc == -EINVAL)
-		return err_set(rc, "filter file %s: not a regular file",
+		return err_set(rc, stream ? "filter file %s: not a file, a pipe or a terminal" :
+					    "filter file %s: not a regular file",
 			       fs_quote(q, shown, strlen(shown)));
 	if (rc == -ENOMEM)
 		return err_set(rc, "out of memory");
@@ -59,7 +63,7 @@ static int read_dir_file(struct xfilter *x, const char *dir, const char *name, c
 	if (fd < 0)
 		return err_sys(-e, "filter file %s%s", fs_quote(q, rel, strlen(rel)),
 			       e == ELOOP ? " is a symlink (not followed)" : "");
-	return slurp(fd, rel, data, len);
+	return slurp(fd, 0, rel, data, len);
 }
 
 static int read_cb(void *ctx, const char *dir, const char *name, char **data, size_t *len)
@@ -81,7 +85,7 @@ int xfilter_read_local(const char *path, char **data, size_t *len)
 
 	if (fd < 0)
 		return err_sys(-errno, "filter file %s", fs_quote(q, path, strlen(path)));
-	return slurp(fd, path, data, len);
+	return slurp(fd, 1, path, data, len);
 }
 
 int xfilter_init(struct xfilter *x, int local_merge, int delete_excluded)

@@ -10,5 +10,9 @@
  * large). Only a regular file is read (a FIFO would block): anything else is
  * -EINVAL. 0, or -ENOMEM / -errno; fd stays open. */
 int read_regular_fd(int fd, size_t max, char **data, size_t *len);
+/* The same for a file the user named on purpose, which may also be a pipe
+ * or a terminal (`--exclude-from=-`, `<(...)`): read until its end (waiting
+ * for it, also on a non-blocking fd), up to `max` bytes. */
+int read_stream_fd(int fd, size_t max, char **data, size_t *len);
 
 #endif

@@ -93,6 +93,16 @@ printf -- '- keep\n' > "$T/rules"
 expect_rc 0 ferry_c pull --protection none -f ". $T/rules" "$(url m/d/)" "$T/pulled2/"
 [ ! -e "$T/pulled2/keep" ] || fail "the merge file's rule was not applied"
 
+note "a list from a pipe, as rsync: --exclude-from=-, -f '. -', <(...)"
+printf -- 'new\n' | expect_rc 0 ferry_c push --protection none --exclude-from=- "$T/src/" "$(url m/p1/)"
+[ -d "$T/mod/p1" ] && [ ! -e "$T/mod/p1/new" ] || fail "--exclude-from=- from a pipe: not applied"
+printf -- '- new\n' | expect_rc 0 ferry_c push --protection none -f '. -' "$T/src/" "$(url m/p2/)"
+[ -d "$T/mod/p2" ] && [ ! -e "$T/mod/p2/new" ] || fail "-f '. -' from a pipe: not applied"
+expect_rc 0 ferry_c push --protection none --exclude-from=<(echo new) "$T/src/" "$(url m/p3/)"
+[ -d "$T/mod/p3" ] && [ ! -e "$T/mod/p3/new" ] || fail "--exclude-from=<(...): not applied"
+expect_rc 1 ferry_c push --protection none --exclude-from="$T" "$T/src/" "$(url m/p4/)"
+grep -q "not a file, a pipe or a terminal" "$T/last.err" || { cat "$T/last.err"; fail "a directory as --exclude-from"; }
+
 note "a missing --exclude-from file: one line, exit 1, nothing sent"
 expect_rc 1 ferry_c push --protection none --exclude-from "$T/nothere" "$T/src/" "$(url m/x/)"
 [ "$(wc -l < "$T/last.err")" = 1 ] && grep -q -- "--exclude-from: .*nothere" "$T/last.err" ||
