@@ -226,7 +226,8 @@ int fs_xattr_read(const struct xa_at *at, unsigned ns, struct xattr_buf *b)
 	return rc < 0 ? rc : 0;
 }
 
-static int set_one(const struct xa_at *at, unsigned ns, const struct xattr_rec *x, uint8_t *cur)
+static int set_one(const struct xa_at *at, unsigned ns, const struct xattr_rec *x, uint8_t *cur,
+		   int dry)
 {
 	char real[256];
 	int rc = real_of(x->name, ns, real);
@@ -236,12 +237,15 @@ static int set_one(const struct xa_at *at, unsigned ns, const struct xattr_rec *
 	ssize_t have = fs_xattr_get(at, real, cur, 65536);
 	if (have == (ssize_t)x->len && !memcmp(cur, x->value, x->len))
 		return 0;
+	if (dry)
+		return 1;
 	if ((rc = fs_xattr_set(at, real, x->value, x->len)) < 0)
 		return err_sys(rc, "setting xattr %s", x->name);
 	return 1;
 }
 
-int fs_xattr_apply(const struct xa_at *at, unsigned ns, const uint8_t *list, size_t bytes)
+int fs_xattr_apply(const struct xa_at *at, unsigned ns, const uint8_t *list, size_t bytes,
+		   int dry)
 {
 	static uint8_t cur[65536];
 	struct name_pair *pv;
@@ -267,7 +271,7 @@ int fs_xattr_apply(const struct xa_at *at, unsigned ns, const uint8_t *list, siz
 		}
 		int cmp = have <= 0 ? -1 : i >= n ? 1 : strcmp(pv[i].shown, x.name);
 		if (cmp < 0) {
-			rc = fs_xattr_remove(at, pv[i].real);
+			rc = dry ? 0 : fs_xattr_remove(at, pv[i].real);
 			if (rc == -ENODATA)
 				rc = 0;
 			else if (rc < 0)
@@ -279,7 +283,7 @@ int fs_xattr_apply(const struct xa_at *at, unsigned ns, const uint8_t *list, siz
 		}
 		if (cmp == 0)
 			i++;
-		rc = set_one(at, ns, &x, cur);
+		rc = set_one(at, ns, &x, cur, dry);
 		changed += rc > 0;
 		have = xmeta_next(list, bytes, &off, &x);
 	}

@@ -42,8 +42,10 @@ void xattr_buf_free(struct xattr_buf *b);
 int fs_xattr_read(const struct xa_at *at, unsigned ns, struct xattr_buf *b);
 /* Makes the entry's set of `ns` equal to `list` (bytes, XMETA's form):
  * removes what is not in it, sets what differs. Returns how many it changed,
- * or <0: -ENOTSUP when the file system has no xattrs (err_msg says so). */
-int fs_xattr_apply(const struct xa_at *at, unsigned ns, const uint8_t *list, size_t bytes);
+ * or <0: -ENOTSUP when the file system has no xattrs (err_msg says so).
+ * dry: changes nothing, only counts. */
+int fs_xattr_apply(const struct xa_at *at, unsigned ns, const uint8_t *list, size_t bytes,
+		   int dry);
 
 /* One xattr of the entry, by its real name, into out (cap bytes): the length,
  * -ENODATA if absent. */

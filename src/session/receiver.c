@@ -893,6 +893,21 @@ static uint32_t full_mode(const struct m_entry *e)
 				      e->type == ENT_LNK ? 0120000u : 0100000u);
 }
 
+/* In a snapshot module an xattr or ACL change is a new version of the file:
+ * the old one goes to the history whole, its xattrs with it, instead of
+ * being rewritten in place under the snapshots that share it (a META
+ * record keeps mode, owner and mtime only). */
+static int xattrs_change(struct receiver *r, const char *name, const struct stat *old)
+{
+	struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
+	struct xmeta_want w = { .mode = old->st_mode };
+
+	if (!(r->o->flags & (REQ_XATTRS | REQ_ACLS)))
+		return 0;
+	int bits = xmeta_apply(&r->xd, &at, old, &w, 1);
+	return bits > 0 && (bits & CHGB_XATTR);
+}
+
 static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		  const char *wpath, const char *lp, const struct stat *old, int exists)
 {
@@ -913,6 +928,8 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	 * local user): it is replaced through a temporary, never changed in
 	 * place. */
 	if (fresh && old->st_nlink > 1 && meta_differs(r, e, old, &mtime_too))
+		fresh = 0;
+	if (fresh && r->o->snap && xattrs_change(r, name, old))
 		fresh = 0;
 	if (fresh || newer_here(r, e, old, exists)) {
 		if (fresh)

@@ -262,9 +262,11 @@ int xmeta_apply(struct xmeta_dst *d, const struct xa_at *at, const struct stat *
 	if (rc < 0)
 		return rc;
 	bits = rc;
-	if (d->have && (d->m.flags & XM_XATTRS) && !w->is_link && !dry) {
-		rc = fs_xattr_apply(at, d->ns, d->m.xattrs, d->m.xattr_bytes);
-		if (rc == -ENOTSUP) {
+	if (d->have && (d->m.flags & XM_XATTRS) && !w->is_link) {
+		rc = fs_xattr_apply(at, d->ns, d->m.xattrs, d->m.xattr_bytes, dry);
+		if (rc == -ENOTSUP && dry) {
+			rc = 0;
+		} else if (rc == -ENOTSUP) {
 			if (!d->said_xattr++)
 				log_warn("xattrs and ACLs are not kept here: %s", err_msg());
 			rc = 0;

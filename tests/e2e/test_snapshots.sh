@@ -14,12 +14,13 @@
 WEEK=$(dirname "$0")/snapweek.py
 SEED=${SNAP_SEED:-13}
 FILES=${SNAP_FILES:-300}
-mkdir -p "$T/mi" "$T/ev" "$T/me" "$T/plain"
+mkdir -p "$T/mi" "$T/ev" "$T/me" "$T/plain" "$T/mx"
 write_config "snapshots = yes" \
   "[mi]" "path = $T/mi" "protection = integrity" "snapshots = yes" \
   "[me]" "path = $T/me" "protection = encrypt" "append only = yes" \
   "[plain]" "path = $T/plain" "protection = none" \
-  "[ev]" "path = $T/ev" "protection = none" "snapshots = yes"
+  "[ev]" "path = $T/ev" "protection = none" "snapshots = yes" \
+  "[mx]" "path = $T/mx" "protection = none" "append only = yes"
 start_server
 
 mpath() { if [ "$1" = m ]; then echo "$T/mod"; else echo "$T/$1"; fi; }
@@ -230,5 +231,21 @@ for k in -1 -0; do
   diff -r --no-dereference "$T/r" "$T/other" > /dev/null 2>&1 ||
     diff -r --no-dereference "$T/r" "$T/src-m" > /dev/null ||
     fail "snapshot @$k is neither push's tree"
+done
+
+note "an xattr-only change of a file is a new version: the snapshot before keeps the old xattrs"
+# (they were rewritten in place, in the inode every snapshot shares, with no
+# new snapshot: a stolen key could forge them in the history)
+mkdir -p "$T/src-x/d" && echo data > "$T/src-x/d/f"
+setfattr -n user.tag -v orig "$T/src-x/d/f"
+ferry_c push -aX "$T/src-x/" "$(url mx)/" > /dev/null || fail "mx: first push"
+setfattr -n user.tag -v FORGED "$T/src-x/d/f"
+ferry_c push -aX "$T/src-x/" "$(url mx)/" > /dev/null || fail "mx: the xattr push"
+[ "$(nsnaps mx)" = 2 ] || fail "mx: $(nsnaps mx) snapshots after an xattr-only change"
+tag_of() { getfattr --only-values -n user.tag "$1" 2> /dev/null; }
+for k in -1 -0; do
+  rm -rf "$T/r" && ferry_c pull -aX "$(url "mx@$k")/" "$T/r" > /dev/null || fail "mx: restore @$k"
+  want=orig; [ "$k" = -0 ] && want=FORGED
+  [ "$(tag_of "$T/r/d/f")" = "$want" ] || fail "mx@$k: user.tag is '$(tag_of "$T/r/d/f")', not $want"
 done
 echo "ok"
