@@ -177,6 +177,23 @@ static int add_key(struct box *b, int fd, const char *addr, const char *b64)
 	return 0;
 }
 
+/* A wrong code, or a session that had the code and gave no answer in time
+ * (its client may have learnt the outcome all the same): one of MAX_WRONG.
+ * 0 go on waiting, -1 the code is spent. A session without an answer gets
+ * none (fd -1): it then refuses its client as it would a right code that
+ * the box did not answer, so the refusal tells nothing. */
+static int count_wrong(struct box *b, int fd, const char *what, const char *addr)
+{
+	char line[32];
+	unsigned left = MAX_WRONG - ++b->wrong;
+
+	snprintf(line, sizeof line, "LEFT %u\n", left);
+	if (fd >= 0)
+		reply(fd, line);
+	say(LOG_WARNING, "%s from %s (%u of %u)", what, addr, b->wrong, MAX_WRONG);
+	return left ? 0 : -1;
+}
+
 /* One session: 1 paired, 0 go on waiting, -1 the code is spent. */
 static int serve_one(struct box *b, int fd)
 {
@@ -193,19 +210,15 @@ static int serve_one(struct box *b, int fd)
 	snprintf(line, sizeof line, "PAIR %s %s\n", b->mod->name, b->code);
 	reply(fd, line);
 	if (pair_read_line(fd, line, sizeof line, CONN_WAIT_MS) < 0)
-		return 0;   /* the client left before it proved anything */
+		return count_wrong(b, -1, "no answer (counted as a wrong code)",
+				   "a pairing session");
 	key[0] = '\0';
 	if (sscanf(line, "%15s %127s %51s", what, addr, key) < 2)
-		return 0;
+		return count_wrong(b, -1, "no answer (counted as a wrong code)", "a pairing session");
 	if (!strcmp(what, "OK"))
 		return add_key(b, fd, addr, key) == 0 ? 1 : 0;
-	if (!strcmp(what, "WRONG")) {
-		unsigned left = MAX_WRONG - ++b->wrong;
-		snprintf(line, sizeof line, "LEFT %u\n", left);
-		reply(fd, line);
-		say(LOG_WARNING, "wrong code from %s (%u of %u)", addr, b->wrong, MAX_WRONG);
-		return left ? 0 : -1;
-	}
+	if (!strcmp(what, "WRONG"))
+		return count_wrong(b, fd, "wrong code", addr);
 	say(LOG_INFO, "%s left without trying a code", addr);
 	return 0;
 }

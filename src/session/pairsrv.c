@@ -158,9 +158,15 @@ static int wrong(struct conn *c, const struct server_ctx *sc, int fd)
 	char line[PAIR_LINE_MAX];
 	unsigned left = 0;
 
-	if (box_say(fd, "WRONG %s\n", sc->addr ? sc->addr : "-") == 0 &&
-	    box_read_line(fd, line, sizeof line) == 0)
-		sscanf(line, "LEFT %u", &left);
+	if (box_say(fd, "WRONG %s\n", sc->addr ? sc->addr : "-") < 0 ||
+	    box_read_line(fd, line, sizeof line) < 0) {
+		/* as a right code without the box's answer: the client must not
+		 * learn from the refusal which it was */
+		count_failure(sc);
+		return conn_refuse(c, REF_NOT_AUTHORIZED, "the box's pairing process did not answer: %s",
+				   err_msg());
+	}
+	sscanf(line, "LEFT %u", &left);
 	count_failure(sc);
 	if (!left)
 		return conn_refuse(c, REF_NOT_AUTHORIZED, "wrong pairing code; the code is no "

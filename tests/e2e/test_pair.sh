@@ -129,6 +129,25 @@ grep -q "3 wrong codes" "$T/pair.err" || fail "the box did not say why it ended"
 pc 5 "$(url p)" "$CODE"
 not_added "wrong codes"
 
+note "a session that takes the code and never answers counts as a wrong code"
+# (a slow session's client could learn whether its code was right while the
+# box had given up on it uncounted: unlimited tries, found by a security
+# review); here three bare connections to the pair socket play such sessions
+restart
+box_pair
+for _ in 1 2 3; do
+  python3 - "$T/serverhome/pair.sock" <<'PY' || fail "could not reach the pair socket"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.recv(200)   # "PAIR p CODE": then silence, and gone
+s.close()
+PY
+done
+box_done 5
+grep -q "3 wrong codes" "$T/pair.err" || { cat "$T/pair.err"; fail "sessions without an answer were not counted"; }
+grep -q "no answer (counted as a wrong code)" "$T/pair.err" || { cat "$T/pair.err"; fail "not said why"; }
+
 note "the code expires"
 restart
 box_pair --valid 1s
