@@ -276,6 +276,8 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 		if (data > off) {
 			rc = conn_send_len(c, MSG_HOLE, (uint64_t)(data - off));
 			hash_hole(h, (uint64_t)(data - off));
+			if (pg)   /* a hole is part of the file: the line reaches 100 % */
+				progress_matched(pg, (uint64_t)(data - off));
 			off = data;
 			continue;
 		}
@@ -445,6 +447,8 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
 		}
 		if (m.type == MSG_HOLE) {
 			hash_hole(h, m.u.len.len);
+			if (pg)
+				progress_matched(pg, m.u.len.len);
 			if (f && ok && afile_skip(f, (off_t)m.u.len.len) < 0) {
 				ok = 0;
 				snprintf(reason, sizeof reason, "%s", err_msg());

@@ -2,6 +2,7 @@
 #include "session/progress.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "util/ratelimit.h"
 
@@ -12,6 +13,8 @@ void progress_init(struct progress *p, FILE *out, int live, int mode, int human)
 	p->live = live;
 	p->mode = mode;
 	p->human = human;
+	/* a log file gets no terminal escapes (rsync writes \r alone too) */
+	p->clr = out && isatty(fileno(out)) ? "\r\033[K" : "\r";
 	p->start = p->rate_at = now_monotonic();
 }
 
@@ -99,7 +102,7 @@ static void draw_file(struct progress *p)
 			 pct(p->done_bytes, p->total_bytes), progress_eta(teta, sizeof teta, eta_of(p, left)));
 	}
 	uint64_t fleft = p->file_size > p->file_done ? p->file_size - p->file_done : 0;
-	fprintf(p->out, "\r\033[K%-22s %9s %3u%% %6.1f MB/s %s%s", name,
+	fprintf(p->out, "%s%-22s %9s %3u%% %6.1f MB/s %s%s", p->clr, name,
 		progress_size(size, sizeof size, p->file_done, p->human),
 		pct(p->file_done, p->file_size), p->rate / 1e6,
 		progress_eta(eta, sizeof eta, eta_of(p, fleft)), total);
@@ -118,7 +121,7 @@ static void draw_whole(struct progress *p)
 			 (unsigned long long)(p->total_files > p->files_checked ?
 					      p->total_files - p->files_checked : 0),
 			 (unsigned long long)p->total_files);
-	fprintf(p->out, "\r\033[K%12s %s %6.1f MB/s %s%s",
+	fprintf(p->out, "%s%12s %s %6.1f MB/s %s%s", p->clr,
 		progress_size(size, sizeof size, p->done_bytes, p->human), pc, p->rate / 1e6,
 		progress_eta(eta, sizeof eta, p->total_bytes ? eta_of(p, left) : -1), chk);
 }
@@ -178,7 +181,7 @@ void progress_file_done(struct progress *p)
 void progress_clear(struct progress *p)
 {
 	if (p->live && p->drawn) {
-		fputs("\r\033[K", p->out);
+		fputs(p->clr, p->out);
 		fflush(p->out);
 		p->drawn = 0;
 	}

@@ -30,6 +30,7 @@ struct progress {
 	double rate, rate_at;     /* smoothed bytes/s, and when it was last sampled */
 	uint64_t rate_bytes;      /* moved_bytes at rate_at */
 	int drawn;                /* a line is on the screen */
+	const char *clr;          /* what starts a line again: \r, and \033[K on a terminal */
 };
 
 void progress_init(struct progress *p, FILE *out, int live, int mode, int human);
@@ -37,7 +38,7 @@ void progress_totals(struct progress *p, uint64_t files, uint64_t bytes);
 void progress_file(struct progress *p, const char *path, uint64_t size);
 void progress_bytes(struct progress *p, uint64_t n);          /* data moved */
 void progress_skip(struct progress *p, uint64_t n);           /* a file found up to date */
-void progress_matched(struct progress *p, uint64_t n);        /* a delta's bytes from the basis */
+void progress_matched(struct progress *p, uint64_t n);        /* a delta's bytes from the basis, a hole */
 void progress_file_done(struct progress *p);
 /* Clears the line (so other output can be printed), e.g. before a message. */
 void progress_clear(struct progress *p);

@@ -157,6 +157,8 @@ grep -q "u+q" "$T/last.err" || fail "a bad --chmod is not named"
 note "10.9: --info=progress2, ls -r"
 expect_rc 0 ferry_c push -I --info=progress2 "$T/src/" "$(url m/p)"
 grep -q "(xfr#2, to-chk=0/2)" "$T/last.out" || { cat -v "$T/last.out"; fail "--info=progress2 line missing"; }
+# not a terminal: \r alone, as rsync, no escape sequences in a log file
+grep -q "$(printf '\033')" "$T/last.out" && { cat -v "$T/last.out"; fail "terminal escapes written to a file"; }
 expect_rc 0 ferry_c ls -r "$(url m/i)"
 grep -q " sub/one$" "$T/last.out" || { cat "$T/last.out"; fail "ls -r did not recurse"; }
 expect_rc 0 ferry_c ls "$(url m/i)"
