@@ -4,6 +4,7 @@
  * daemon loop. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,39 @@ static int check_keys(const struct serve_args *a, const struct ferry_config *cfg
 	return 0;
 }
 
+/* 1 if directory `in` is `out` or lies below it (both resolved). */
+static int inside(const char *in, const char *out)
+{
+	size_t n = strlen(out);
+
+	return !strncmp(in, out, n) && (in[n] == '\0' || in[n] == '/' || (n == 1 && out[0] == '/'));
+}
+
+/* A module that keeps snapshots must not lie in another writable module's
+ * tree: that module's clients could change its history and its committed
+ * files, past everything append only promises. */
+static int check_nesting(const struct serve_args *a, const struct ferry_config *cfg)
+{
+	const char *where = a->config ? a->config : "(command line)";
+
+	for (size_t i = 0; i < cfg->n_modules; i++) {
+		const struct module_cfg *in = &cfg->modules[i];
+		char rin[PATH_MAX], rout[PATH_MAX];
+		if (!(in->snapshots || in->append_only) || !realpath(in->path, rin))
+			continue;
+		for (size_t j = 0; j < cfg->n_modules; j++) {
+			const struct module_cfg *out = &cfg->modules[j];
+			if (j == i || out->read_only || !realpath(out->path, rout) || !inside(rin, rout))
+				continue;
+			return err_set(-EINVAL, "%s:%d: module '%s' keeps snapshots, and its path is in "
+				       "the tree of module '%s', which clients may write: they could change "
+				       "its history; make '%s' read only or move one of them", where,
+				       in->line, in->name, out->name, out->name);
+		}
+	}
+	return 0;
+}
+
 /* Defaults that live in ferry's directory, then command-line overrides. */
 static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 {
@@ -114,7 +148,7 @@ static int complete_config(const struct serve_args *a, struct ferry_config *cfg)
 			rc = err_set(-ENOTDIR, "module '%s': path %s is not a directory",
 				     cfg->modules[i].name, cfg->modules[i].path);
 	}
-	return rc;
+	return rc < 0 ? rc : check_nesting(a, cfg);
 }
 
 static int load_config(const struct serve_args *a, struct ferry_config *cfg)

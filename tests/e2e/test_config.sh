@@ -24,6 +24,24 @@ expect_rc 1 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
 line=$(grep -n 'paranoid' "$T/ferry.conf" | cut -d: -f1)
 grep -q "ferry.conf:$line:" "$T/last.err" || { cat "$T/last.err"; fail "no file:line for a bad value"; }
 
+note "a snapshot module inside a writable module's tree is refused (its clients could change the history)"
+mkdir -p "$T/mod/inner"
+write_config "[inner]" "path = $T/mod/inner/" "append only = yes"
+# shellcheck disable=SC2086
+expect_rc 1 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
+line=$(grep -n '^\[inner\]' "$T/ferry.conf" | cut -d: -f1)
+grep -q "ferry.conf:$line: module 'inner' keeps snapshots, and its path is in the tree of module 'm'" "$T/last.err" ||
+  { cat "$T/last.err"; fail "a nested snapshot module was not refused"; }
+write_config "read only = yes" "[inner]" "path = $T/mod/inner" "append only = yes"
+# shellcheck disable=SC2086
+expect_rc 0 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
+write_config "snapshots = yes" "[same]" "path = $T/mod/." "protection = none"
+# shellcheck disable=SC2086
+expect_rc 1 $FERRY_SERVER serve --config "$T/ferry.conf" --check-config
+grep -q "module 'm' keeps snapshots, and its path is in the tree of module 'same'" "$T/last.err" ||
+  { cat "$T/last.err"; fail "the same path under two names was not refused"; }
+rmdir "$T/mod/inner"
+
 note "a module whose path does not exist is refused at startup"
 write_config
 printf '[gone]\npath = %s/does-not-exist\n' "$T" >> "$T/ferry.conf"
