@@ -169,6 +169,11 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 		}
 	}
 	fflush(stdout);
+	if (st->errors && st->errors == st->vanished) {   /* as rsync's 24 */
+		die_msg("%u file(s) vanished before they were sent; first: %s", st->errors,
+			peer_quote(q, sizeof q, st->first_error));
+		return EXIT_VANISHED;
+	}
 	if (st->errors) {
 		die_msg("%u file(s) failed; first: %s", st->errors,
 			peer_quote(q, sizeof q, st->first_error));

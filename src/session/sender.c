@@ -468,6 +468,7 @@ static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t 
 	int rc;
 
 	if (fd < 0) {
+		s->st->vanished += fd == -ENOENT;
 		xfer_note(s->st, "%s", err_msg());   /* the receiver counts it (FILE_END) */
 		return filedata_send_failed(s->c, index);
 	}
@@ -497,6 +498,7 @@ static int send_delta(struct sender *s, struct pending *p)
 	struct stat sb;
 	int fd = open_source_file(s, p->src, p->path, &sb);
 	if (fd < 0) {
+		s->st->vanished += fd == -ENOENT;
 		xfer_note(s->st, "%s", err_msg());
 		return filedata_send_failed(s->c, p->index);
 	}

@@ -61,6 +61,8 @@ struct xfer_stats {
 	uint64_t bytes_zwire;        /* and their compressed size */
 	uint64_t dirs, links, deleted;
 	uint32_t errors;             /* files that failed (the transfer goes on) */
+	uint32_t vanished;           /* of them, seen by this side as gone before their read
+					(a local sender's: rsync's exit 24 when they are all) */
 	char first_error[1025];      /* fits a RESULT message */
 };
 

@@ -22,6 +22,20 @@ grep -q "nosuchfile: No such file" "$T/last.err" || fail "the missing source is 
 cmp "$T/pc/.bashrc" "$T/mod/multi/.bashrc" || fail "the other source was not sent"
 expect_rc 0 ferry_c push --ignore-missing-args "$T/pc/nosuchfile" "$T/pc/.bashrc" "$(url m/multi/)"
 
+note "a source file that vanishes before it is read: exit 24, as rsync"
+mkdir -p "$T/pc/van"
+head -c 2000000 /dev/urandom > "$T/pc/van/a-big"
+echo soon-gone > "$T/pc/van/z-gone"
+rc=0
+ferry_c push --bwlimit 1M "$T/pc/van/" "$(url m/van/)" > "$T/van.out" 2> "$T/van.err" &
+vpid=$!
+for _ in $(seq 1 100); do ls -a "$T/mod/van" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
+rm "$T/pc/van/z-gone"
+wait $vpid || rc=$?
+[ "$rc" = 24 ] || { cat "$T/van.out" "$T/van.err"; fail "a vanished file: exit $rc, not 24"; }
+grep -q "1 file(s) vanished before they were sent" "$T/van.err" || { cat "$T/van.err"; fail "not said"; }
+cmp "$T/pc/van/a-big" "$T/mod/van/a-big" || fail "the other file did not land"
+
 note "10.4: ports are 1-65535 (0 = any for listen), never wrapped"
 printf '[global]\nlisten = 127.0.0.1:99999\n[m]\npath = %s\nauthorized keys = %s\n' "$T/mod" \
   "$T/serverhome/authorized_keys" > "$T/bad.conf"
