@@ -460,6 +460,23 @@ static int recv_one(struct sender *s)
 
 static int send_xmeta_fd(struct sender *s, int fd, const struct stat *st, const char *wpath);
 
+/* A file written to while it was read may reach the other side as a mix of
+ * old and new data (its hash is of what was read): said, as borg and
+ * restic do. The copy keeps the mtime from before the read, so the next run
+ * sends it again. A file read in one piece (up to a record) is not checked:
+ * a box's pull of many small files pays no syscall more for it. */
+static void changed_while_read(int fd, const struct stat *before, const char *path)
+{
+	struct stat now;
+
+	if (before->st_size <= 256 * 1024 || fstat(fd, &now) < 0)
+		return;
+	if (now.st_size != before->st_size || now.st_mtim.tv_sec != before->st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != before->st_mtim.tv_nsec)
+		log_warn("%s: changed while it was read: the copy may mix old and new data "
+			 "(the next run sends it again)", path);
+}
+
 static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t index)
 {
 	struct progress *pg = s->h->progress;
@@ -477,6 +494,8 @@ static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t 
 		return rc;
 	}
 	rc = filedata_send(s->c, fd, &sb, index, path, s->st, pg);
+	if (rc == 0)
+		changed_while_read(fd, &sb, path);
 	close(fd);
 	if (pg && rc == 0)
 		progress_file_done(pg);
@@ -513,6 +532,8 @@ static int send_delta(struct sender *s, struct pending *p)
 	}
 	rc = p->pd ? delta_send_needed(s->c, fd, p->index, &p->pd->d, s->st, pg)
 		   : delta_send(s->c, fd, p->index, p->path, p->sig, s->st, pg);
+	if (rc == 0)
+		changed_while_read(fd, &sb, p->path);
 	close(fd);
 	if (rc == 0)
 		rc = remember_delta(s, p);

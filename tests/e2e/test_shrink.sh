@@ -44,4 +44,20 @@ for mode in encrypt raw; do
   expect_rc 0 ferry_c push "${args[@]}" "$src/" "$(url "m/$mode")"
   cmp "$src/grow.log" "$T/mod/$mode/grow.log" || fail "$mode: the new version differs"
 done
+
+note "a file written in place while it is read: said, and the next push sends it again"
+src=$T/src-mix
+mkdir -p "$src" && head -c $((4 << 20)) /dev/zero > "$src/vm.img"
+(for _ in $(seq 1 200); do
+   ls -a "$T/mod/mix" 2> /dev/null | grep -q '^\.ferry-' && break
+   sleep 0.05
+ done
+ printf 'changed' | dd of="$src/vm.img" bs=1 seek=100 conv=notrunc status=none) &
+cut=$!
+expect_rc 0 ferry_c push --bwlimit 2M "$src/" "$(url m/mix)"
+wait $cut
+grep -q "vm.img: changed while it was read: the copy may mix old and new data" "$T/last.err" ||
+  { cat "$T/last.err"; fail "a file changed during its read was not named"; }
+expect_rc 0 ferry_c push "$src/" "$(url m/mix)"
+cmp "$src/vm.img" "$T/mod/mix/vm.img" || fail "the next push did not send the changed file"
 echo "PASS"
