@@ -783,7 +783,12 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 	fake_view(s, &at, st, &major, &minor);
 	int type = entry_type(st->st_mode);
 	if (!type || (type == ENT_SPECIAL && !special_wanted(s, st->st_mode))) {
-		log_info("%s: skipping non-regular file", wpath);
+		/* said by default on the PC (do_delta: the PC's sender), as rsync's
+		 * --info=nonreg; a box's log gets it with -v only */
+		if (s->o->do_delta)
+			log_warn("skipping non-regular file \"%s\"", wpath);
+		else
+			log_info("skipping non-regular file \"%s\"", wpath);
 		return 0;
 	}
 	if (type == ENT_SPECIAL && !s->o->fake_super) {

@@ -70,6 +70,8 @@ expect_rc 0 ferry_t push "$T/src/" "$(url m/pushed)"
 cmp "$T/src/one.txt" "$T/mod/pushed/one.txt" || fail "one.txt"
 cmp "$T/src/sub/two.txt" "$T/mod/pushed/sub/two.txt" || fail "sub/two.txt"
 if [ -e "$T/mod/pushed/pipe" ] || [ -e "$T/mod/pushed/sub/pipe" ]; then fail "a FIFO was created"; fi
+# said by default, in rsync's words
+grep -q 'skipping non-regular file "sub/pipe"' "$T/last.err" || { cat "$T/last.err"; fail "the skipped FIFO was not named"; }
 
 note "ls and pull of a module directory with a FIFO: skipped"
 expect_rc 0 ferry_t ls "$(url m/srv)"
