@@ -132,7 +132,7 @@ static const struct rflag rsync_flags[] = {
 	{ "no-W", 0, 0, OWN, O_NO_WHOLE, NULL },
 	{ "checksum-choice", 0, 1, REFUSE, 0, "ferry's file checksum is always xxh3-128" },
 	{ "cc", 0, 1, REFUSE, 0, "ferry's file checksum is always xxh3-128" },
-	{ "one-file-system", 'x', 0, REFUSE, 0, "not implemented" },
+	{ "one-file-system", 'x', 0, OWN, 'x', NULL },
 	{ "block-size", 'B', 1, REFUSE, 0, LATER_DELTA },
 	{ "rsh", 'e', 1, REFUSE, 0, NO_SHELL },
 	{ "rsync-path", 0, 1, REFUSE, 0, NO_SHELL },
@@ -395,6 +395,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'q': x->co.quiet = 1; break;
 	case 'c': x->flags |= REQ_CHECKSUM; break;
 	case 'u': x->flags |= REQ_UPDATE; break;
+	case 'x': x->flags |= REQ_ONE_FS; break;
 	case 'n': x->flags |= REQ_DRY_RUN; break;
 	case 'I': x->flags |= REQ_IGNORE_TIMES; break;
 	case 'W': x->flags |= REQ_WHOLE_FILE; break;

@@ -121,7 +121,9 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 #define REQ_HARD_LINKS 0x4000000u /* -H: files sharing an inode are linked on the receiver */
 #define REQ_FORCE     0x8000000u /* --force: a non-empty directory may go for a non-directory
 				      * without --delete (as rsync; never without one of them) */
-#define REQ_KNOWN     0xfffffffu
+#define REQ_ONE_FS    0x10000000u /* -x: the sender lists a directory on another file system
+				       * than its source's root as empty (as rsync) */
+#define REQ_KNOWN     0x1fffffffu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 

@@ -81,6 +81,8 @@ struct sender {
 	struct xfer_stats *st;
 	struct pending *ring;   /* owned, cap entries */
 	size_t cap, head, count, path_bytes;
+	dev_t root_dev;         /* -x: the file system of the source being walked, */
+	int root_src;           /* and which source that is (-1: none yet) */
 	struct meta_wait *mw;   /* owned, PROTO_META_PENDING entries */
 	size_t mw_head, mw_count, mw_bytes;
 	struct done_delta done[DONE_DELTAS];
@@ -986,6 +988,12 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 		dirlist_free(&l);
 		return 0;
 	}
+	if (s->root_src != (int)si) {   /* a source's first listing is its root */
+		s->root_src = si;
+		s->root_dev = dst.st_dev;
+	} else if ((s->o->flags & REQ_ONE_FS) && dst.st_dev != s->root_dev) {
+		l.n = 0;   /* -x: a mount point is sent, what is in it is not */
+	}
 	drop_unsent(s, si, dfd, &l, wpath);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
@@ -1234,6 +1242,7 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		return err_set(-ENOMEM, "out of memory");
 	s->c = c;
 	s->pdir_fd = -1;
+	s->root_src = -1;
 	s->srcs = srcs;
 	s->nsrc = nsrc;
 	s->o = o;

@@ -295,6 +295,30 @@ expect_rc 0 ferry_c pull -a --delete "$(url m/tc/)" "$T/back-tc"
 [ "$(cat "$T/back-tc/isfile")" = 2 ] || fail "pull --delete: the file is not in place"
 stop_server
 
+note "-x: a mount point is sent, what is in it is not, as rsync -ax (push and pull)"
+mkdir -p "$T/xfs/src/mnt" "$T/xfs/src/sub"
+echo top > "$T/xfs/src/top"; echo sub > "$T/xfs/src/sub/f"
+mount -t tmpfs -o size=1m ferry-e2e-xfs "$T/xfs/src/mnt"
+echo other-fs > "$T/xfs/src/mnt/inside"
+list_tree() { (cd "$1" && find . | LC_ALL=C sort); }
+rsync -ax "$T/xfs/src/" "$T/xfs/oracle/"
+write_config
+start_server
+rc=0; ferry_c push -ax "$T/xfs/src/" "$(url m/xfs/)" > /dev/null 2> "$T/last.err" || rc=$?
+pushed=$(list_tree "$T/mod/xfs")
+pull_rc=0; ferry_c pull -ax "$(url m/xfs/)" "$T/xfs/back-all/" > /dev/null 2>&1 || pull_rc=$?
+mkdir -p "$T/mod/xfs2/mnt" && echo top > "$T/mod/xfs2/top"
+mount --bind "$T/xfs/src/mnt" "$T/mod/xfs2/mnt"
+ferry_c pull -ax "$(url m/xfs2/)" "$T/xfs/back/" > /dev/null 2>&1 || pull_rc=$?
+umount "$T/mod/xfs2/mnt"; umount "$T/xfs/src/mnt"
+stop_server
+[ "$rc" = 0 ] || { cat "$T/last.err"; fail "push -ax: exit $rc"; }
+[ "$pushed" = "$(list_tree "$T/xfs/oracle")" ] ||
+  { echo "$pushed"; list_tree "$T/xfs/oracle"; fail "push -ax: not rsync -ax's tree"; }
+[ "$pull_rc" = 0 ] || fail "pull -ax: exit $pull_rc"
+[ -d "$T/xfs/back/mnt" ] && [ ! -e "$T/xfs/back/mnt/inside" ] && [ -f "$T/xfs/back/top" ] ||
+  { list_tree "$T/xfs/back"; fail "pull -ax: the mount point's contents came, or it did not"; }
+
 note "10.1: on a full disk only committed bytes count as sent"
 mkdir -p "$T/small"
 mount -t tmpfs -o size=1m ferry-e2e-full "$T/small"
