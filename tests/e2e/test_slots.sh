@@ -123,12 +123,17 @@ expect_rc 0 ferry_c ls -q "$(url m)"
 note "three attempts with an unknown key are penalised"
 # shellcheck disable=SC2086
 $FERRY_CLIENT keygen -f "$T/stranger" -C stranger > /dev/null 2>&1 || fail "keygen"
-for _ in 1 2 3; do
+stranger() {
   # shellcheck disable=SC2086
   expect_rc 5 $FERRY_CLIENT ls -q --identity "$T/stranger" --known-hosts "$T/clienthome/known_hosts" \
     "$(url m)"
-done
-sleep 0.1
+}
+for _ in 1 2 3; do stranger; done
+# the penalty doubles with each failure after a wait (1 s, 2 s, 4 s): the
+# 4 s one outlasts a slow client's start (ASan on a loaded machine once took
+# more than the first second)
+sleep 1.2; stranger
+sleep 2.2; stranger
 expect_rc 5 ferry_c ls -q "$(url m)"
 grep -q "too many failed attempts" "$T/last.err" || { cat "$T/last.err" >&2; fail "no penalty"; }
 

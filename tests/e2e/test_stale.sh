@@ -34,6 +34,8 @@ PY
 # tag FILE: the tag a partial of ferry's carries (fs/partial.c: the source's
 # size and mtime)
 tag() { setfattr -n user.ferry.src -v 0x0000000000000001000000000000000100000000 "$1"; }
+# (the names are made now: the sleeps below set the ages, nothing between)
+fresh=$T/mod/a/b/$(tmpname Fr3sh0 new) landing=$T/mod/a/b/c/$(tmpname Lnd1ng file)
 write_config
 sed -i "/^\[global\]$/a stale temporaries = ${AGE}s\nstale partials = $((AGE + 5))s" "$T/ferry.conf"
 deep=$T/mod/a/b/c/d/e/f/g/h
@@ -76,7 +78,6 @@ tag "$T/mod/a/b/.ferry-part.young.bin"
 sleep $((AGE + 2))
 # A temporary in progress: fresh, or with the source's old mtime already set
 # just before its rename (its ctime is fresh then).
-fresh=$T/mod/a/b/$(tmpname Fr3sh0 new) landing=$T/mod/a/b/c/$(tmpname Lnd1ng file)
 echo writing > "$fresh"
 echo landing > "$landing"
 touch -d '2 days ago' "$landing"
