@@ -6,7 +6,6 @@
  * checked, symlinks are never followed. */
 #include "session/receiver.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -855,13 +854,20 @@ static void refresh_meta(struct receiver *r, const struct m_entry *e, const char
 		file_error(r, wpath, err_msg());
 }
 
-/* The held XMETA (owner, xattrs; fake super's stored stat) onto an entry
- * that exists: what differed is reported with the entry's other changes. */
-static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t mode,
-			    const struct m_entry *e, const char *wpath, const struct stat *known)
+static struct xmeta_want xwant_of(uint32_t mode, const struct m_entry *e)
 {
-	struct xmeta_want w = { .mode = mode, .is_link = e && e->type == ENT_LNK,
-				.major = e ? e->rdev_major : 0, .minor = e ? e->rdev_minor : 0 };
+	return (struct xmeta_want){ .mode = mode, .is_link = e && e->type == ENT_LNK,
+				    .major = e ? e->rdev_major : 0, .minor = e ? e->rdev_minor : 0 };
+}
+
+/* The held XMETA (owner, xattrs; fake super's stored stat) onto an entry
+ * that exists: what differed is reported with the entry's other changes.
+ * `dry`: what a dry xmeta_apply of it gave already (<0: not looked yet). */
+static unsigned apply_xmeta_dry(struct receiver *r, const struct xa_at *at, uint32_t mode,
+				const struct m_entry *e, const char *wpath, const struct stat *known,
+				int dry)
+{
+	struct xmeta_want w = xwant_of(mode, e);
 	struct stat now;
 	int rc;
 
@@ -875,7 +881,8 @@ static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t
 		return 0;
 	/* an entry that was here: the snapshot keeps what it had, if that changes */
 	if (r->o->snap && !r->dry && known && at->fd < 0 &&
-	    xmeta_apply(&r->xd, at, &now, &w, 1) > 0 && note_meta(r, &now, wpath) < 0) {
+	    (dry >= 0 ? dry : xmeta_apply(&r->xd, at, &now, &w, 1)) > 0 &&
+	    note_meta(r, &now, wpath) < 0) {
 		file_error(r, wpath, err_msg());
 		return 0;
 	}
@@ -887,6 +894,12 @@ static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t
 	return (unsigned)rc;
 }
 
+static unsigned apply_xmeta(struct receiver *r, const struct xa_at *at, uint32_t mode,
+			    const struct m_entry *e, const char *wpath, const struct stat *known)
+{
+	return apply_xmeta_dry(r, at, mode, e, wpath, known, -1);
+}
+
 static uint32_t full_mode(const struct m_entry *e)
 {
 	return e->type == ENT_SPECIAL ? e->mode : e->mode | (e->type == ENT_DIR ? 0040000u :
@@ -896,16 +909,17 @@ static uint32_t full_mode(const struct m_entry *e)
 /* In a snapshot module an xattr or ACL change is a new version of the file:
  * the old one goes to the history whole, its xattrs with it, instead of
  * being rewritten in place under the snapshots that share it (a META
- * record keeps mode, owner and mtime only). */
-static int xattrs_change(struct receiver *r, const char *name, const struct stat *old)
+ * record keeps mode, owner and mtime only). The dry look's bits, for
+ * apply_xmeta_dry (<0: none taken). */
+static int xattrs_dry(struct receiver *r, const struct m_entry *e, const char *name,
+		      const struct stat *old)
 {
 	struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
-	struct xmeta_want w = { .mode = old->st_mode };
+	struct xmeta_want w = xwant_of(full_mode(e), e);
 
 	if (!(r->o->flags & (REQ_XATTRS | REQ_ACLS)))
-		return 0;
-	int bits = xmeta_apply(&r->xd, &at, old, &w, 1);
-	return bits > 0 && (bits & CHGB_XATTR);
+		return -1;
+	return xmeta_apply(&r->xd, &at, old, &w, 1);
 }
 
 static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
@@ -929,7 +943,8 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	 * place. */
 	if (fresh && old->st_nlink > 1 && meta_differs(r, e, old, &mtime_too))
 		fresh = 0;
-	if (fresh && r->o->snap && xattrs_change(r, name, old))
+	int dry = -1;
+	if (fresh && r->o->snap && (dry = xattrs_dry(r, e, name, old)) > 0 && (dry & CHGB_XATTR))
 		fresh = 0;
 	if (fresh || newer_here(r, e, old, exists)) {
 		if (fresh)
@@ -940,7 +955,7 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 			progress_skip(pg, e->size);
 		if (fresh) {
 			struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
-			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath, old);
+			unsigned bits = apply_xmeta_dry(r, &at, full_mode(e), e, wpath, old, dry);
 			struct stat now = *old;
 			if (bits && !r->dry)
 				fstatat(r->cur_fd, name, &now, AT_SYMLINK_NOFOLLOW);
@@ -1309,23 +1324,16 @@ static int drop_link(struct receiver *r, const struct m_entry *e)
 
 static void report_deleted(struct receiver *r, const char *wpath, int is_dir);
 
-/* 1 if nothing is in the directory (or it cannot be read: then its
+/* 1 if nothing is in the directory (or it cannot be opened: then its
  * removal says why). */
 static int dir_empty(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	struct dirent *de;
-	int empty = 1;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return 1;
-	}
-	while (empty && (de = readdir(d)))
-		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
-	closedir(d);
+	int empty = fs_dir_is_empty(fd);
+	close(fd);
 	return empty;
 }
 

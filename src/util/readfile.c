@@ -7,63 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int read_regular_fd(int fd, size_t max, char **data, size_t *len)
+/* Reads fd to its end or to `max` bytes into a buffer that starts at `cap`
+ * bytes and doubles as needed (a regular file that grew, a pipe); a
+ * non-blocking fd with nothing yet is waited for. */
+static int read_all(int fd, size_t cap, size_t max, char **data, size_t *len)
 {
-	struct stat st;
-	size_t cap = max, n = 0;
-	char *buf;
+	size_t n = 0;
+	char *buf = malloc(cap);
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if ((size_t)st.st_size < cap)
-		cap = (size_t)st.st_size + 1;   /* the size it has, and one byte to see the end */
-	if (!(buf = malloc(cap)))
-		return -ENOMEM;
-	for (;;) {
-		ssize_t k = read(fd, buf + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = -errno;
-			free(buf);
-			return e;
-		}
-		n += (size_t)k;
-		if (k == 0 || n == max)
-			break;
-		if (n == cap) {   /* it grew since fstat */
-			size_t more = cap * 2 > max ? max : cap * 2;
-			char *b = realloc(buf, more);
-			if (!b) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = b;
-			cap = more;
-		}
-	}
-	*data = buf;
-	*len = n;
-	return 0;
-}
-
-int read_stream_fd(int fd, size_t max, char **data, size_t *len)
-{
-	struct stat st;
-	size_t cap = 4096, n = 0;
-	char *buf;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISREG(st.st_mode))
-		return read_regular_fd(fd, max, data, len);
-	if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISSOCK(st.st_mode))
-		return -EINVAL;
-	if (cap > max)
-		cap = max;
-	if (!(buf = malloc(cap)))
+	if (!buf)
 		return -ENOMEM;
 	while (n < max) {
 		if (n == cap) {
@@ -96,4 +48,29 @@ int read_stream_fd(int fd, size_t max, char **data, size_t *len)
 	*data = buf;
 	*len = n;
 	return 0;
+}
+
+int read_regular_fd(int fd, size_t max, char **data, size_t *len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	/* the size it has, and one byte to see the end */
+	return read_all(fd, (size_t)st.st_size < max ? (size_t)st.st_size + 1 : max, max, data, len);
+}
+
+int read_stream_fd(int fd, size_t max, char **data, size_t *len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		return read_regular_fd(fd, max, data, len);
+	if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return -EINVAL;
+	return read_all(fd, max < 4096 ? max : 4096, max, data, len);
 }
