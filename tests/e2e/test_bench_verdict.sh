@@ -66,9 +66,11 @@ print("   server disk: " + d["server_disk"], file=sys.stderr)
 # what TCP_INFO said, so that a wrong verdict shows why
 for st in j["stages"]:
     if st["name"].startswith("net_"):
-        print("   %s: %.1f MB/s in %.2f s, resent %s, rwnd %s, sndbuf %s" % (st["name"],
-              st["rate"], st["seconds"], st.get("retransmitted"), st.get("rwnd_limited"),
-              st.get("sndbuf_limited")), file=sys.stderr)
+        print("   %s: %.1f MB/s in %.2f s, resent %s, rwnd %s, sndbuf %s, rcvbuf %s, sndbuf %s" % (
+              st["name"], st["rate"], st["seconds"], st.get("retransmitted"),
+              st.get("rwnd_limited"), st.get("sndbuf_limited"), st.get("receiver_rcvbuf"),
+              st.get("sender_sndbuf")), file=sys.stderr)
+print("   round trip %s ms" % d.get("rtt_ms"), file=sys.stderr)
 PY
 }
 # resent_up: "yes" when the last run's upload sender resent 1.5 % of its bytes (LOSS_BOUND)
