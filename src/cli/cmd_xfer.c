@@ -36,6 +36,7 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	snprintf(rq->backup_dir, sizeof rq->backup_dir, "%s", x->backup_dir ? x->backup_dir : "");
 	snprintf(rq->suffix, sizeof rq->suffix, "%s", x->suffix ? x->suffix : "");
 	snprintf(rq->chmod, sizeof rq->chmod, "%s", x->chmod ? x->chmod : "");
+	rq->max_delete = x->max_delete;
 }
 
 /* The remote operand, with --port applied. An exit code on failure. */
@@ -285,7 +286,7 @@ int cmd_pull(int argc, char **argv)
 		struct xfer_opts o = { .flags = (x.flags & ~REQ_SLASH) |
 						(n && dest[n - 1] == '/' ? REQ_SLASH : 0),
 				       .chmod = x.chmod, .backup_dir = x.backup_dir,
-				       .suffix = x.suffix, .want_sig = 1,
+				       .suffix = x.suffix, .want_sig = 1, .max_delete = x.max_delete,
 				       .filter = x.nfargs ? &xf : NULL };
 		writer_opts_default(&o.writer);
 		o.writer.fsync_each = !!(x.flags & REQ_FSYNC);

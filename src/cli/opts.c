@@ -31,7 +31,7 @@ enum {
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
-	O_NUMERIC_IDS,
+	O_NUMERIC_IDS, O_MAX_DELETE,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -155,7 +155,7 @@ static const struct rflag rsync_flags[] = {
 	{ "ignore-errors", 0, 0, REFUSE, 0, "ferry deletes whatever I/O errors happened elsewhere; "
 	  "a directory that could not be read is not mirrored" },
 	{ "force", 0, 0, OWN, O_FORCE, NULL },
-	{ "max-delete", 0, 1, REFUSE, 0, "not implemented" },
+	{ "max-delete", 0, 1, OWN, O_MAX_DELETE, NULL },
 	{ "max-size", 0, 1, REFUSE, 0, "not implemented" },
 	{ "min-size", 0, 1, REFUSE, 0, "not implemented" },
 	{ "max-alloc", 0, 1, REFUSE, 0, "ferry's memory is bounded by its protocol, whatever the tree" },
@@ -434,6 +434,13 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		break;
 	case O_EXISTING: x->flags |= REQ_EXISTING; break;
 	case O_FORCE: x->flags |= REQ_FORCE; break;
+	case O_MAX_DELETE:
+		if (parse_number(optarg, 0, INT32_MAX, &v) < 0)
+			return bad(cmd, "--max-delete=%s: a number of entries, from 0 (delete none, "
+				   "say how many would go) to %d", optarg, INT32_MAX);
+		x->max_delete = (uint32_t)v;
+		x->flags |= REQ_MAX_DELETE;
+		break;
 	case O_IGNORE_EXISTING: x->flags |= REQ_IGNORE_EXISTING; break;
 	case O_DELETE: x->flags |= REQ_DELETE; break;
 	case O_IGNORE_MISSING: x->ignore_missing = 1; break;

@@ -36,6 +36,7 @@ struct xfer_cli {
 	const struct filter_arg *fargs;   /* the rules in order (the parser's, for the process) */
 	size_t nfargs;
 	int delete_excluded;        /* --delete-excluded (implies --delete) */
+	uint32_t max_delete;        /* --max-delete, with REQ_MAX_DELETE */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

@@ -2,6 +2,7 @@
 #include "cli/view.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,6 +170,9 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 		}
 	}
 	fflush(stdout);
+	if (st->del_skipped)   /* rsync's words */
+		die_msg("Deletions stopped due to --max-delete limit (%" PRIu64 " skipped)",
+			 st->del_skipped);
 	if (st->errors && st->errors == st->vanished) {   /* as rsync's 24 */
 		die_msg("%u file(s) vanished before they were sent; first: %s", st->errors,
 			peer_quote(q, sizeof q, st->first_error));
@@ -179,5 +183,5 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 			peer_quote(q, sizeof q, st->first_error));
 		return EXIT_PARTIAL;
 	}
-	return EXIT_OK;
+	return st->del_skipped ? EXIT_DEL_LIMIT : EXIT_OK;
 }

@@ -208,6 +208,8 @@ struct rm_ctx {
 	fs_keep_fn keep;   /* NULL: everything goes */
 	void *kctx;
 	int force;         /* directories of ours made writable to be emptied */
+	int counting;      /* fs_count_tree: nothing removed, entries counted */
+	uint64_t count, limit;
 };
 
 static int rm_push(struct rm_ctx *c, const char *name)
@@ -283,13 +285,23 @@ static int rm_entry(struct rm_ctx *c, int *pfd, const char *name, int depth)
 	int cfd;
 	int r;
 
-	if (unlinkat(*pfd, name, 0) == 0 || errno == ENOENT)
+	if (c->counting) {
+		if (fstatat(*pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT ? 0 : err_sys(-errno, "count %s",
+							       fs_quote(q, name, strlen(name)));
+		if (!S_ISDIR(st.st_mode)) {
+			c->count++;
+			return 0;
+		}
+	} else if (unlinkat(*pfd, name, 0) == 0 || errno == ENOENT) {
 		return 0;
-	/* Linux says EISDIR for a directory; confirm without following. */
-	r = -errno;
-	if (r != -EISDIR && (fstatat(*pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-			     !S_ISDIR(st.st_mode)))
-		return err_sys(r, "remove %s", fs_quote(q, name, strlen(name)));
+	} else {
+		/* Linux says EISDIR for a directory; confirm without following. */
+		r = -errno;
+		if (r != -EISDIR && (fstatat(*pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+				     !S_ISDIR(st.st_mode)))
+			return err_sys(r, "remove %s", fs_quote(q, name, strlen(name)));
+	}
 	cfd = openat(*pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (cfd < 0 && errno == EACCES && c->force && fchmodat(*pfd, name, 0700, 0) == 0)
 		cfd = openat(*pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -316,7 +328,11 @@ reopen:
 			return e;
 		*pfd = e;
 	}
-	if (r != 0)   /* an error, or something kept inside: the directory stays */
+	/* a directory counts after its contents, when nothing in it is kept:
+	 * so the count only grows, and may stop once past the limit */
+	if (c->counting && r == 0)
+		c->count++;
+	if (r != 0 || c->counting)   /* an error, or something kept inside: it stays */
 		return r;
 	if (unlinkat(*pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return err_sys(-errno, "remove directory %s", fs_quote(q, name, strlen(name)));
@@ -332,7 +348,7 @@ static int rm_contents(struct rm_ctx *c, int fd, int depth)
 	int kept = 0;
 
 	r = dirlist_read(fd, &l);
-	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+	for (size_t i = 0; r >= 0 && i < l.n && !(c->counting && c->count > c->limit); i++) {
 		if (c->keep && rm_push(c, l.ents[i].name) == 0) {
 			int k = c->keep(c->kctx, c->path, S_ISDIR(l.ents[i].st.st_mode));
 			rm_pop(c);
@@ -353,6 +369,19 @@ static int rm_contents(struct rm_ctx *c, int fd, int depth)
 int fs_remove_tree(int dirfd, const char *name)
 {
 	return fs_remove_tree_keep(dirfd, name, NULL, NULL);
+}
+
+int64_t fs_count_tree(int dirfd, const char *name, fs_keep_fn keep, void *ctx, uint64_t limit)
+{
+	struct rm_ctx c = { .top = dirfd, .keep = keep, .kctx = ctx, .counting = 1,
+			    .limit = limit < INT64_MAX ? limit : INT64_MAX - 1 };
+	int fd = dirfd;
+
+	if (!name_ok(name))
+		return err_set(-EINVAL, "count: invalid name");
+	int r = rm_entry(&c, &fd, name, 0);
+	free(c.path);
+	return r < 0 ? r : (int64_t)c.count;
 }
 
 int fs_remove_tree_force(int dirfd, const char *name)

@@ -5,6 +5,7 @@
 #ifndef FERRY_FS_META_H
 #define FERRY_FS_META_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -43,5 +44,11 @@ int fs_remove_tree(int dirfd, const char *name);
 int fs_remove_tree_force(int dirfd, const char *name);
 typedef int (*fs_keep_fn)(void *ctx, const char *path, int is_dir);
 int fs_remove_tree_keep(int dirfd, const char *name, fs_keep_fn keep, void *ctx);
+/* How many entries fs_remove_tree_keep(dirfd, name, keep, ctx) would take:
+ * name and everything below it, less what keep() protects and the
+ * directories holding it. The walk stops once past limit (the count
+ * returned is then above limit, not exact). 0 for a missing name, <0 on
+ * error. */
+int64_t fs_count_tree(int dirfd, const char *name, fs_keep_fn keep, void *ctx, uint64_t limit);
 
 #endif

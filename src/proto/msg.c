@@ -273,6 +273,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		rd_str(r, m->u.request.backup_dir, MSG_MAX_PATH);
 		rd_str(r, m->u.request.suffix, MSG_MAX_NAME);
 		rd_str(r, m->u.request.chmod, MSG_MAX_NAME);
+		m->u.request.max_delete = m->u.request.flags & REQ_MAX_DELETE ? rd_u32(r) : 0;
 		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_PAIR ||
 		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
 			r->err = -EBADMSG;
@@ -481,6 +482,14 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.result.kept = rd_u64(r);
 		m->u.result.deleted = rd_u64(r);
 		rd_str(r, m->u.result.message, MSG_MAX_TEXT);
+		/* a field an older peer does not send (nor gets: it is only sent
+		 * when not 0, which only a --max-delete request makes) */
+		m->u.result.del_skipped = 0;
+		if (r->left) {
+			m->u.result.del_skipped = rd_u64(r);
+			if (!m->u.result.del_skipped)
+				r->err = -EBADMSG;   /* one encoding per message: 0 is absent */
+		}
 		break;
 	default:
 		r->err = -EBADMSG;
@@ -516,6 +525,8 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_str(w, m->u.request.backup_dir);
 		wr_str(w, m->u.request.suffix);
 		wr_str(w, m->u.request.chmod);
+		if (m->u.request.flags & REQ_MAX_DELETE)
+			wr_u32(w, m->u.request.max_delete);
 		break;
 	case MSG_FILTER:
 		wr_u32(w, m->u.filter.total);
@@ -695,6 +706,8 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u64(w, m->u.result.kept);
 		wr_u64(w, m->u.result.deleted);
 		wr_str(w, m->u.result.message);
+		if (m->u.result.del_skipped)
+			wr_u64(w, m->u.result.del_skipped);
 		break;
 	default:
 		w->err = -EINVAL;

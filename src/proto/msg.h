@@ -59,7 +59,7 @@
 /* A control message never exceeds this: the largest are a full XMETA and a
  * full SIG (a REQUEST with every string at its limit is about 9 KiB); all
  * fit in one channel record (65517 bytes after their length). */
-#define MSG_MAX_REQUEST (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH))
+#define MSG_MAX_REQUEST (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH) + 4)
 #define XMETA_MAX_COUNT 1024          /* xattrs of one entry */
 #define XMETA_MAX_XATTR_BYTES 60000u   /* the records' bytes: one channel record holds them */
 #define XMETA_MAX_IDNAME 64            /* a user or group name */
@@ -123,7 +123,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 				      * without --delete (as rsync; never without one of them) */
 #define REQ_ONE_FS    0x10000000u /* -x: the sender lists a directory on another file system
 				       * than its source's root as empty (as rsync) */
-#define REQ_KNOWN     0x1fffffffu
+#define REQ_MAX_DELETE 0x20000000u /* --max-delete: the REQUEST ends with the limit (u32) */
+#define REQ_KNOWN     0x3fffffffu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -191,6 +192,7 @@ struct m_request {
 	char backup_dir[MSG_MAX_PATH + 1];   /* --backup-dir, relative to the transfer root */
 	char suffix[MSG_MAX_NAME + 1];       /* --suffix ("" = the default) */
 	char chmod[MSG_MAX_NAME + 1];        /* --chmod, applied by the receiver */
+	uint32_t max_delete;                 /* with REQ_MAX_DELETE only */
 };
 
 /* FILTER: bytes [offset, offset + len) of a filter list of total bytes. */
@@ -275,6 +277,7 @@ struct m_result {
 	uint32_t errors;
 	uint64_t files, bytes, uptodate, kept, deleted;
 	char message[MSG_MAX_TEXT + 1];
+	uint64_t del_skipped;   /* --max-delete's skipped entries; on the wire only when not 0 */
 };
 
 /* ferry bench HOST:MODULE (docs/BENCH.md, PROTOCOL.md 9): the client asks

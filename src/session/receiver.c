@@ -24,6 +24,7 @@
 #include "fs/sync.h"
 #include "fs/xattr.h"
 #include "session/backup.h"
+#include "session/delbudget.h"
 #include "session/delta.h"
 #include "session/resume.h"
 #include "session/filedata.h"
@@ -81,6 +82,7 @@ struct receiver {
 	struct jail own;        /* owned: narrowed to the transfer root (setup_root) */
 	int rooted;
 	struct backup bk;       /* -b: where replaced and deleted entries go */
+	struct del_budget del;  /* --max-delete */
 	const struct xfer_opts *o;
 	const struct xfer_hooks *h;
 	struct xfer_stats *st;
@@ -1418,6 +1420,21 @@ static void report_deleted(struct receiver *r, const char *wpath, int is_dir)
 		report(r, CHG_DELETE, wpath);
 }
 
+/* --max-delete: 1 when the extraneous entry may go; else it stays (counted
+ * as skipped, or failed when it could not be counted) */
+static int within_budget(struct receiver *r, const char *name, const char *wpath, int is_dir)
+{
+	int filtered = (r->o->filter || r->o->module_filter) && !keeps_old(r);
+	int ok = del_budget_take(&r->del, r->cur_fd, name, is_dir,
+				 filtered ? protected_inside : NULL, r);
+
+	if (filtered && is_dir && r->del.on && xfilter_goto(r->o->filter, r->cur) < 0)
+		ok = -EIO;   /* the walk moved the rules: back to this listing's */
+	if (ok < 0)
+		file_error(r, wpath, err_msg());
+	return ok > 0;
+}
+
 static int on_dir_end(struct receiver *r)
 {
 	char wpath[PATH_MAX_WIRE + 1];
@@ -1438,6 +1455,8 @@ static int on_dir_end(struct receiver *r)
 				     S_ISDIR(r->local.ents[i].st.st_mode)) ||
 		    module_hides(r, wpath, S_ISDIR(r->local.ents[i].st.st_mode)))
 			continue;   /* protected: excluded, P, a receiver-side rule, the module's */
+		if (!within_budget(r, n, wpath, S_ISDIR(r->local.ents[i].st.st_mode)))
+			continue;
 		report_deleted(r, wpath, S_ISDIR(r->local.ents[i].st.st_mode));
 		r->st->deleted++;
 		if (!r->dry && remove_entry(r, n, wpath) < 0)
@@ -1992,6 +2011,7 @@ static int finish(struct receiver *r)
 	m.u.result.uptodate = r->st->files_skipped;
 	m.u.result.kept = r->st->files_kept;
 	m.u.result.deleted = r->st->deleted;
+	m.u.result.del_skipped = r->st->del_skipped = r->del.skipped;
 	snprintf(m.u.result.message, sizeof m.u.result.message, "%s", r->st->first_error);
 	int rc = conn_send(r->c, &m);
 	return rc < 0 ? rc : conn_flush(r->c);
@@ -2044,6 +2064,8 @@ int receiver_run(struct conn *c, const struct jail *j, const char *root,
 	r->h = h;
 	r->st = st;
 	r->dry = !!(o->flags & REQ_DRY_RUN);
+	r->del.on = !!(o->flags & REQ_MAX_DELETE);
+	r->del.limit = o->max_delete;
 	r->cur_fd = -1;
 	r->data_fd = -1;
 	r->own.root_fd = -1;

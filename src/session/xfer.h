@@ -36,6 +36,7 @@ struct xfer_opts {
 	const char *chmod;           /* receiver: --chmod (checked), NULL = none */
 	const char *backup_dir;      /* receiver, with REQ_BACKUP: relative to the root, NULL = beside */
 	const char *suffix;          /* receiver, with REQ_BACKUP: NULL = rsync's default */
+	uint32_t max_delete;         /* receiver, with REQ_MAX_DELETE (session/delbudget.h) */
 	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
 	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
@@ -60,6 +61,7 @@ struct xfer_stats {
 	uint64_t bytes_zraw;         /* file bytes that travelled compressed (in bytes_data too), */
 	uint64_t bytes_zwire;        /* and their compressed size */
 	uint64_t dirs, links, deleted;
+	uint64_t del_skipped;        /* extraneous entries --max-delete left */
 	uint32_t errors;             /* files that failed (the transfer goes on) */
 	uint32_t vanished;           /* of them, seen by this side as gone before their read
 					(a local sender's: rsync's exit 24 when they are all) */

@@ -184,6 +184,13 @@ static void test_symlink_atomic(void **state)
 	assert_int_equal(fs_symlink_atomic(f->dfd, "a/b", "x", NULL), -EINVAL);
 }
 
+static int keep_f2(void *ctx, const char *path, int is_dir)
+{
+	(void)ctx;
+	(void)is_dir;
+	return !strcmp(path, "tree/a/b/f2");
+}
+
 static void test_remove_tree(void **state)
 {
 	struct fx *f = *state;
@@ -205,6 +212,17 @@ static void test_remove_tree(void **state)
 	assert_int_equal(mkdirat(f->odfd, "sub", 0755), 0);
 	touch(f->odfd, "sub/precious2");
 
+	/* what its removal would take (--max-delete): 8 entries; the walk stops
+	 * past a limit; what keep() keeps is not counted, nor the directories
+	 * holding it */
+	assert_int_equal(fs_count_tree(f->dfd, "tree", NULL, NULL, UINT64_MAX), 8);
+	assert_int_equal(fs_count_tree(f->dfd, "tree", NULL, NULL, 8), 8);
+	int64_t some = fs_count_tree(f->dfd, "tree", NULL, NULL, 3);
+	assert_true(some > 3 && some < 8);
+	assert_int_equal(fs_count_tree(f->dfd, "tree", keep_f2, NULL, UINT64_MAX), 4);
+	assert_int_equal(fs_count_tree(f->dfd, "nothing", NULL, NULL, 5), 0);
+	assert_int_equal(fs_count_tree(f->dfd, "..", NULL, NULL, 5), -EINVAL);
+	assert_int_equal(count(f->dfd), 1);   /* nothing was removed */
 	assert_int_equal(fs_remove_tree(f->dfd, "tree"), 0);
 	assert_int_equal(count(f->dfd), 0);
 	assert_int_equal(faccessat(f->odfd, "precious", F_OK, AT_SYMLINK_NOFOLLOW), 0);
@@ -250,6 +268,8 @@ static void test_remove_deep_tree(void **state)
 	lim = old;
 	lim.rlim_cur = 64;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	/* 200 directories, a file and a link in each but the last */
+	assert_int_equal(fs_count_tree(f->dfd, "d0", NULL, NULL, UINT64_MAX), 200 + 2 * 199);
 	assert_int_equal(fs_remove_tree(f->dfd, "d0"), 0);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 	assert_int_equal(faccessat(f->dfd, "d0", F_OK, AT_SYMLINK_NOFOLLOW), -1);

@@ -105,7 +105,8 @@ static void test_roundtrip_all(void **state)
 	m.type = MSG_REQUEST;
 	m.u.request.op = OP_PUSH;
 	m.u.request.protection = 2;
-	m.u.request.flags = REQ_DELETE | REQ_SLASH;
+	m.u.request.flags = REQ_DELETE | REQ_SLASH | REQ_MAX_DELETE;
+	m.u.request.max_delete = 0xfffffffeu;
 	memset(m.u.request.module, 'm', MSG_MAX_NAME);
 	memset(m.u.request.path, 'p', MSG_MAX_PATH);
 	m.u.request.path[MSG_MAX_PATH] = '\0';
@@ -148,6 +149,35 @@ static void test_roundtrip_all(void **state)
 	m.u.result.uptodate = (uint64_t)1 << 40;
 	strcpy(m.u.result.message, "x: failed");
 	roundtrip(&m);
+	/* --max-delete's count: a trailing field, on the wire only when not 0
+	 * (so an older client never meets it), and 0 spelled out is refused */
+	{
+		struct msg back;
+		m.u.result.del_skipped = 5;
+		int n = msg_encode(&m, buf, sizeof buf);
+		assert_true(n > 8);
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+		assert_int_equal(back.u.result.del_skipped, 5);
+		assert_int_equal(msg_decode(buf, (size_t)n - 8, &back), 0);
+		assert_int_equal(back.u.result.del_skipped, 0);
+		for (int k = 1; k < 8; k++)
+			assert_int_equal(msg_decode(buf, (size_t)n - (size_t)k, &back), -EBADMSG);
+		memset(buf + n - 8, 0, 8);
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+		buf[n] = 1;
+		assert_int_equal(msg_decode(buf, (size_t)n + 1, &back), -EBADMSG);
+	}
+	/* a REQUEST without the flag carries no limit */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_REQUEST;
+	m.u.request.op = OP_PULL;
+	m.u.request.max_delete = 7;   /* not sent without REQ_MAX_DELETE */
+	{
+		struct msg back;
+		int n = msg_encode(&m, buf, sizeof buf);
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+		assert_int_equal(back.u.request.max_delete, 0);
+	}
 
 	memset(&m, 0, sizeof m);
 	m.type = MSG_SNAP;
