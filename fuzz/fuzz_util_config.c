@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for the config parser (the admin's file, but a parser
- * that crashes on a typo is a daemon that does not start) and parse_rate. */
+ * that crashes on a typo is a daemon that does not start), parse_rate and
+ * the size spellings of --max-size and --min-size. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/config.h"
+#include "util/sizearg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,6 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (parse_rate(s, &rate) == 0 && rate == 0 && strspn(s, "0.") == 0)
 		abort();   /* only an all-zero number means "unlimited" */
 	parse_protection(s, &prot);
+	uint64_t sz;
+	if (size_arg_parse(s, &sz) == 0 && sz > INT64_MAX)
+		abort();   /* a size fits an off_t */
 	free(s);
 	return 0;
 }

@@ -37,6 +37,9 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	snprintf(rq->suffix, sizeof rq->suffix, "%s", x->suffix ? x->suffix : "");
 	snprintf(rq->chmod, sizeof rq->chmod, "%s", x->chmod ? x->chmod : "");
 	rq->max_delete = x->max_delete;
+	rq->flags2 = x->flags2;
+	rq->max_size = x->max_size;
+	rq->min_size = x->min_size;
 }
 
 /* The remote operand, with --port applied. An exit code on failure. */
@@ -287,6 +290,7 @@ int cmd_pull(int argc, char **argv)
 						(n && dest[n - 1] == '/' ? REQ_SLASH : 0),
 				       .chmod = x.chmod, .backup_dir = x.backup_dir,
 				       .suffix = x.suffix, .want_sig = 1, .max_delete = x.max_delete,
+				       .flags2 = x.flags2, .max_size = x.max_size, .min_size = x.min_size,
 				       .filter = x.nfargs ? &xf : NULL };
 		writer_opts_default(&o.writer);
 		o.writer.fsync_each = !!(x.flags & REQ_FSYNC);

@@ -19,6 +19,7 @@
 #include "proto/zchunk.h"
 #include "session/progress.h"
 #include "util/config.h"
+#include "util/sizearg.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -31,7 +32,7 @@ enum {
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
-	O_NUMERIC_IDS, O_MAX_DELETE,
+	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -156,8 +157,8 @@ static const struct rflag rsync_flags[] = {
 	  "a directory that could not be read is not mirrored" },
 	{ "force", 0, 0, OWN, O_FORCE, NULL },
 	{ "max-delete", 0, 1, OWN, O_MAX_DELETE, NULL },
-	{ "max-size", 0, 1, REFUSE, 0, "not implemented" },
-	{ "min-size", 0, 1, REFUSE, 0, "not implemented" },
+	{ "max-size", 0, 1, OWN, O_MAX_SIZE, NULL },
+	{ "min-size", 0, 1, OWN, O_MIN_SIZE, NULL },
 	{ "max-alloc", 0, 1, REFUSE, 0, "ferry's memory is bounded by its protocol, whatever the tree" },
 	{ "partial", 0, 0, SAME, 0, "ferry keeps what an interrupted transfer wrote (hidden, as "
 	  ".ferry-part.NAME) and resumes from it; --no-resume turns that off" },
@@ -434,6 +435,16 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		break;
 	case O_EXISTING: x->flags |= REQ_EXISTING; break;
 	case O_FORCE: x->flags |= REQ_FORCE; break;
+	case O_MAX_SIZE: case O_MIN_SIZE: {
+		uint64_t sz;
+		if (size_arg_parse(optarg, &sz) < 0)
+			return bad(cmd, "--%s=%s: a size such as 100M, 1.5GB or 2g+1 (K, M, G, T, P: "
+				   "powers of 1024; KB, MB, GB ...: of 1000)",
+				   ch == O_MAX_SIZE ? "max-size" : "min-size", optarg);
+		*(ch == O_MAX_SIZE ? &x->max_size : &x->min_size) = sz;
+		x->flags2 |= ch == O_MAX_SIZE ? REQ2_MAX_SIZE : REQ2_MIN_SIZE;
+		break;
+	}
 	case O_MAX_DELETE:
 		if (parse_number(optarg, 0, INT32_MAX, &v) < 0)
 			return bad(cmd, "--max-delete=%s: a number of entries, from 0 (delete none, "

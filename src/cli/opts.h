@@ -37,6 +37,8 @@ struct xfer_cli {
 	size_t nfargs;
 	int delete_excluded;        /* --delete-excluded (implies --delete) */
 	uint32_t max_delete;        /* --max-delete, with REQ_MAX_DELETE */
+	uint32_t flags2;            /* REQ2_* */
+	uint64_t max_size, min_size;   /* --max-size, --min-size, with REQ2_* */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

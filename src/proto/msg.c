@@ -230,6 +230,22 @@ static void rd_bench_stage(struct rd *r, struct m_bench_stage *s)
 		r->err = -EBADMSG;
 }
 
+/* A REQUEST's extension (REQ_MORE): flags2, never 0, then its fields. */
+static void rd_request_more(struct rd *r, struct m_request *q)
+{
+	q->flags2 = 0;
+	q->max_size = q->min_size = 0;
+	if (!(q->flags & REQ_MORE))
+		return;
+	q->flags2 = rd_u32(r);
+	if (!q->flags2 || (q->flags2 & ~REQ2_KNOWN))
+		r->err = -EBADMSG;
+	if (q->flags2 & REQ2_MAX_SIZE)
+		q->max_size = rd_u64(r);
+	if (q->flags2 & REQ2_MIN_SIZE)
+		q->min_size = rd_u64(r);
+}
+
 static void wr_bench_stage(struct wr *w, const struct m_bench_stage *s)
 {
 	wr_u8(w, s->unit);
@@ -274,6 +290,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		rd_str(r, m->u.request.suffix, MSG_MAX_NAME);
 		rd_str(r, m->u.request.chmod, MSG_MAX_NAME);
 		m->u.request.max_delete = m->u.request.flags & REQ_MAX_DELETE ? rd_u32(r) : 0;
+		rd_request_more(r, &m->u.request);
 		if (m->u.request.op < OP_PUSH || m->u.request.op > OP_PAIR ||
 		    m->u.request.protection > 2 || (m->u.request.flags & ~REQ_KNOWN))
 			r->err = -EBADMSG;
@@ -519,7 +536,7 @@ static void wr_fields(struct wr *w, const struct msg *m)
 	case MSG_REQUEST:
 		wr_u8(w, m->u.request.op);
 		wr_u8(w, m->u.request.protection);
-		wr_u32(w, m->u.request.flags);
+		wr_u32(w, (m->u.request.flags & ~REQ_MORE) | (m->u.request.flags2 ? REQ_MORE : 0));
 		wr_str(w, m->u.request.module);
 		wr_str(w, m->u.request.path);
 		wr_str(w, m->u.request.backup_dir);
@@ -527,6 +544,13 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_str(w, m->u.request.chmod);
 		if (m->u.request.flags & REQ_MAX_DELETE)
 			wr_u32(w, m->u.request.max_delete);
+		if (m->u.request.flags2) {
+			wr_u32(w, m->u.request.flags2);
+			if (m->u.request.flags2 & REQ2_MAX_SIZE)
+				wr_u64(w, m->u.request.max_size);
+			if (m->u.request.flags2 & REQ2_MIN_SIZE)
+				wr_u64(w, m->u.request.min_size);
+		}
 		break;
 	case MSG_FILTER:
 		wr_u32(w, m->u.filter.total);

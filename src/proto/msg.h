@@ -59,7 +59,7 @@
 /* A control message never exceeds this: the largest are a full XMETA and a
  * full SIG (a REQUEST with every string at its limit is about 9 KiB); all
  * fit in one channel record (65517 bytes after their length). */
-#define MSG_MAX_REQUEST (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH) + 4)
+#define MSG_MAX_REQUEST (1 + 1 + 1 + 4 + 3 * (2 + MSG_MAX_NAME) + 2 * (2 + MSG_MAX_PATH) + 4 + 4 + 16)
 #define XMETA_MAX_COUNT 1024          /* xattrs of one entry */
 #define XMETA_MAX_XATTR_BYTES 60000u   /* the records' bytes: one channel record holds them */
 #define XMETA_MAX_IDNAME 64            /* a user or group name */
@@ -124,7 +124,12 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 #define REQ_ONE_FS    0x10000000u /* -x: the sender lists a directory on another file system
 				       * than its source's root as empty (as rsync) */
 #define REQ_MAX_DELETE 0x20000000u /* --max-delete: the REQUEST ends with the limit (u32) */
-#define REQ_KNOWN     0x3fffffffu
+#define REQ_MORE      0x40000000u /* then flags2 (u32, REQ2_*, not 0) and the fields they add */
+#define REQ_KNOWN     0x7fffffffu
+/* flags2: the fields follow in this order */
+#define REQ2_MAX_SIZE 0x1u   /* --max-size: max_size u64; larger files are not transferred */
+#define REQ2_MIN_SIZE 0x2u   /* --min-size: min_size u64; smaller files are not transferred */
+#define REQ2_KNOWN    0x3u
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -193,6 +198,8 @@ struct m_request {
 	char suffix[MSG_MAX_NAME + 1];       /* --suffix ("" = the default) */
 	char chmod[MSG_MAX_NAME + 1];        /* --chmod, applied by the receiver */
 	uint32_t max_delete;                 /* with REQ_MAX_DELETE only */
+	uint32_t flags2;                     /* REQ2_*; the encoder sets REQ_MORE for it */
+	uint64_t max_size, min_size;         /* with REQ2_MAX_SIZE, REQ2_MIN_SIZE only */
 };
 
 /* FILTER: bytes [offset, offset + len) of a filter list of total bytes. */

@@ -1287,10 +1287,20 @@ static int on_special(struct receiver *r, const struct m_entry *e, const char *n
 
 /* --existing and --ignore-existing, as rsync: what is not created or not
  * updated at all (a directory not created takes its subtree with it). */
+/* --max-size, --min-size: a transfer rule, as rsync's, not an exclude: the
+ * file is listed (so not deleted) but not transferred */
+static int size_out(const struct receiver *r, const struct m_entry *e)
+{
+	return e->type == ENT_REG &&
+	       (((r->o->flags2 & REQ2_MAX_SIZE) && e->size > r->o->max_size) ||
+		((r->o->flags2 & REQ2_MIN_SIZE) && e->size < r->o->min_size));
+}
+
 static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists)
 {
 	int keep = ((r->o->flags & REQ_EXISTING) && !exists) ||
-		   ((r->o->flags & REQ_IGNORE_EXISTING) && exists && e->type != ENT_DIR);
+		   ((r->o->flags & REQ_IGNORE_EXISTING) && exists && e->type != ENT_DIR) ||
+		   size_out(r, e);
 
 	if (keep && e->type == ENT_REG) {
 		r->st->files_seen++;

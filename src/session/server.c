@@ -207,7 +207,8 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 			       .chmod = rq->chmod[0] ? rq->chmod : NULL,
 			       .backup_dir = rq->backup_dir[0] ? rq->backup_dir : NULL,
 			       .suffix = rq->suffix[0] ? rq->suffix : NULL,
-			       .max_delete = rq->max_delete,
+			       .max_delete = rq->max_delete, .flags2 = rq->flags2,
+			       .max_size = rq->max_size, .min_size = rq->min_size,
 			       /* the box asks for deltas and never rolls (issue 11) */
 			       .want_delta = 1, .do_delta = 0, .send_sig = 1,
 			       .filter = (rq->flags & REQ_FILTER) ? xf : NULL,

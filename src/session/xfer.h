@@ -37,6 +37,8 @@ struct xfer_opts {
 	const char *backup_dir;      /* receiver, with REQ_BACKUP: relative to the root, NULL = beside */
 	const char *suffix;          /* receiver, with REQ_BACKUP: NULL = rsync's default */
 	uint32_t max_delete;         /* receiver, with REQ_MAX_DELETE (session/delbudget.h) */
+	uint32_t flags2;             /* REQ2_* */
+	uint64_t max_size, min_size; /* receiver, with REQ2_MAX_SIZE / REQ2_MIN_SIZE */
 	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
 	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
