@@ -18,7 +18,7 @@ enum exit_code {
 	EXIT_STREAM = 12,        /* corrupt or tampered data stream */
 	EXIT_SIGNAL = 20,        /* stopped by SIGINT/SIGTERM (no partial file is left) */
 	EXIT_PARTIAL = 23,       /* some files failed; the others were transferred */
-	EXIT_VANISHED = 24,      /* push: the only failures were source files gone before their read */
+	EXIT_VANISHED = 24,      /* the only failures were source files gone before their read */
 	EXIT_DEL_LIMIT = 25,     /* --max-delete left deletions undone (and nothing failed) */
 	EXIT_TIMEOUT = 30,
 };

@@ -37,7 +37,8 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	snprintf(rq->suffix, sizeof rq->suffix, "%s", x->suffix ? x->suffix : "");
 	snprintf(rq->chmod, sizeof rq->chmod, "%s", x->chmod ? x->chmod : "");
 	rq->max_delete = x->max_delete;
-	rq->flags2 = x->flags2;
+	/* a pull's receiver (this side) knows FILE_VANISHED */
+	rq->flags2 = x->flags2 | (op == OP_PULL ? REQ2_VANISHED : 0);
 	rq->max_size = x->max_size;
 	rq->min_size = x->min_size;
 }

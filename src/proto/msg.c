@@ -385,7 +385,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.file_end.status = rd_u8(r);
 		m->u.file_end.has_hash = rd_u8(r);
 		rd_bytes(r, m->u.file_end.hash, MSG_HASH_LEN);
-		if (m->u.file_end.status > FILE_DAMAGED || m->u.file_end.has_hash > 1)
+		if (m->u.file_end.status > FILE_VANISHED || m->u.file_end.has_hash > 1)
 			r->err = -EBADMSG;
 		break;
 	case MSG_WANT:

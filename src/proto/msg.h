@@ -129,7 +129,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 /* flags2: the fields follow in this order */
 #define REQ2_MAX_SIZE 0x1u   /* --max-size: max_size u64; larger files are not transferred */
 #define REQ2_MIN_SIZE 0x2u   /* --min-size: min_size u64; smaller files are not transferred */
-#define REQ2_KNOWN    0x3u
+#define REQ2_VANISHED 0x4u   /* the receiver knows FILE_END's FILE_VANISHED (no field) */
+#define REQ2_KNOWN    0x7u
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -154,8 +155,11 @@ enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3, ENT_SPECIAL = 4 };
 #define DIRB_SINGLE    0x02u  /* the root listing is one regular file named on the command line */
 
 /* FILE_DAMAGED: the box's copy no longer matches the hash recorded when it
- * was stored (a snapshot module; bit rot, or a change made behind ferry) */
-enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2, FILE_DAMAGED = 3 };
+ * was stored (a snapshot module; bit rot, or a change made behind ferry).
+ * FILE_VANISHED: the file was gone when its turn came to be read (sent
+ * only to a receiver that asked with REQ2_VANISHED; others get READ_ERROR) */
+enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2, FILE_DAMAGED = 3,
+		   FILE_VANISHED = 4 };
 
 enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
 		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7, CHG_RETRY = 8 };

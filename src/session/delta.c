@@ -1156,6 +1156,7 @@ int delta_recv_assembled(struct conn *c, const struct m_file_begin *fb, struct a
 		snprintf(reason, sizeof reason, "%s",
 			 filedata_end_reason(m.u.file_end.status,
 					     "the sender's file changed while it was sent"));
+		st->vanished += m.u.file_end.status == FILE_VANISHED;   /* the caller may undo */
 		ok = 0;
 	}
 	if (rc == 0 && ok) {

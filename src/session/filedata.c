@@ -138,7 +138,9 @@ const char *filedata_end_reason(uint8_t status, const char *otherwise)
 {
 	return status == FILE_DAMAGED ? "damaged on the box: its bytes no longer match the hash "
 					"recorded when it was stored (ferry verify there says "
-					"more); nothing was written here" : otherwise;
+					"more); nothing was written here" :
+	       status == FILE_VANISHED ? "vanished on the sender before it was read (deleted "
+					 "meanwhile)" : otherwise;
 }
 
 const char *filedata_status_word(uint8_t status)
@@ -150,8 +152,14 @@ const char *filedata_status_word(uint8_t status)
 
 int filedata_send_failed(struct conn *c, uint32_t index)
 {
+	return filedata_send_unopened(c, index, -EIO, 0);
+}
+
+int filedata_send_unopened(struct conn *c, uint32_t index, int err, uint32_t flags2)
+{
 	int rc = filedata_send_begin(c, index, -1, NULL);
-	uint8_t status = FILE_READ_ERROR;
+	uint8_t status = err == -ENOENT && (flags2 & REQ2_VANISHED) ? FILE_VANISHED :
+			 FILE_READ_ERROR;
 	return rc < 0 ? rc : send_end(c, &status, NULL, NULL);
 }
 
@@ -468,6 +476,7 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
 		snprintf(reason, sizeof reason, "%s",
 			 filedata_end_reason(m.u.file_end.status,
 					     "the sender could not read it completely"));
+		st->vanished += m.u.file_end.status == FILE_VANISHED;   /* the caller may undo */
 		ok = 0;
 	}
 	if (rc == 0 && h && !m.u.file_end.has_hash)

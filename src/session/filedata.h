@@ -24,6 +24,9 @@ int filedata_send(struct conn *c, int fd, const struct stat *known, uint32_t ind
 		  const char *path, struct xfer_stats *st, struct progress *pg);
 /* FILE_BEGIN + FILE_END(READ_ERROR) for a file that could not be opened. */
 int filedata_send_failed(struct conn *c, uint32_t index);
+/* The same for a file that could not be opened because of `err` (-errno):
+ * FILE_VANISHED for -ENOENT when the receiver knows it (flags2). */
+int filedata_send_unopened(struct conn *c, uint32_t index, int err, uint32_t flags2);
 /* The pieces, for the delta sender: FILE_BEGIN of the file as sb says (NULL:
  * a file that could not be read) and FILE_END (hash NULL = none). */
 int filedata_send_begin(struct conn *c, uint32_t index, int fd, const struct stat *sb);

@@ -1822,6 +1822,7 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 	struct progress *pg = r->h->progress;
 	struct basis b;
 	int have, stale, rc;
+	uint32_t vanished = r->st->vanished;
 
 	if (w->sig_asked && !w->match && w->nsig)
 		return err_set(-EBADMSG, "protocol: data for entry %u before its signature ended",
@@ -1857,6 +1858,10 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 		afile_keep(&f, RESUME_MIN);
 	else if (have)
 		afile_abort(&f);
+	/* a file gone on the sender counts as vanished (rsync's 24) only when
+	 * it fails here for good, as that */
+	if (!(rc == 0 && have && !w->block))
+		r->st->vanished = vanished;
 	if (rc == 0 && have && w->block)
 		rc = redo_push(r, w, why);
 	else if (rc == 0 && have)

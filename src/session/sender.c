@@ -490,7 +490,7 @@ static int send_whole(struct sender *s, uint16_t si, const char *path, uint32_t 
 	if (fd < 0) {
 		s->st->vanished += fd == -ENOENT;
 		xfer_note(s->st, "%s", err_msg());   /* the receiver counts it (FILE_END) */
-		return filedata_send_failed(s->c, index);
+		return filedata_send_unopened(s->c, index, fd, s->o->flags2);
 	}
 	if ((rc = send_xmeta_fd(s, fd, &sb, path)) < 0) {
 		close(fd);
@@ -522,7 +522,7 @@ static int send_delta(struct sender *s, struct pending *p)
 	if (fd < 0) {
 		s->st->vanished += fd == -ENOENT;
 		xfer_note(s->st, "%s", err_msg());
-		return filedata_send_failed(s->c, p->index);
+		return filedata_send_unopened(s->c, p->index, fd, s->o->flags2);
 	}
 	/* two levels: pass one with the coarse entries, then the fine ones
 	 * it asked for (one round trip) */

@@ -65,8 +65,9 @@ struct xfer_stats {
 	uint64_t dirs, links, deleted;
 	uint64_t del_skipped;        /* extraneous entries --max-delete left */
 	uint32_t errors;             /* files that failed (the transfer goes on) */
-	uint32_t vanished;           /* of them, seen by this side as gone before their read
-					(a local sender's: rsync's exit 24 when they are all) */
+	uint32_t vanished;           /* of them, gone before their read: a sender's own, or
+					a receiver's told so (FILE_VANISHED); rsync's exit 24
+					when they are all */
 	char first_error[1025];      /* fits a RESULT message */
 };
 

@@ -35,6 +35,22 @@ wait $vpid || rc=$?
 [ "$rc" = 24 ] || { cat "$T/van.out" "$T/van.err"; fail "a vanished file: exit $rc, not 24"; }
 grep -q "1 file(s) vanished before they were sent" "$T/van.err" || { cat "$T/van.err"; fail "not said"; }
 cmp "$T/pc/van/a-big" "$T/mod/van/a-big" || fail "the other file did not land"
+# the same on a pull: the box's file goes while the client is slowed by
+# --bwlimit (16 MB at 4 MB/s, more than the sockets buffer)
+mkdir -p "$T/mod/van2" "$T/back-van"
+head -c 16000000 /dev/urandom > "$T/mod/van2/a-big"
+echo soon-gone > "$T/mod/van2/z-gone"
+rc=0
+ferry_c pull --bwlimit 4M "$(url m/van2/)" "$T/back-van/" > "$T/van.out" 2> "$T/van.err" &
+vpid=$!
+for _ in $(seq 1 100); do ls -a "$T/back-van" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
+rm "$T/mod/van2/z-gone"
+wait $vpid || rc=$?
+[ "$rc" = 24 ] || { cat "$T/van.out" "$T/van.err"; fail "pull: a vanished file: exit $rc, not 24"; }
+grep -q "1 file(s) vanished before they were sent; first: z-gone: vanished on the sender" "$T/van.err" ||
+  { cat "$T/van.err"; fail "pull: not said"; }
+cmp "$T/mod/van2/a-big" "$T/back-van/a-big" || fail "pull: the other file did not land"
+[ ! -e "$T/back-van/z-gone" ] || fail "pull: the vanished file was made"
 
 note "10.4: ports are 1-65535 (0 = any for listen), never wrapped"
 printf '[global]\nlisten = 127.0.0.1:99999\n[m]\npath = %s\nauthorized keys = %s\n' "$T/mod" \
