@@ -604,6 +604,8 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 		return err_set(-EBADMSG, "protocol: the first listing must be the transfer root");
 	if (!r->rooted && (rc = setup_root(r, db)) < 0)
 		return rc;
+	if (!db->path[0] && !(db->flags & DIRB_SYNTHETIC))
+		r->st->dirs++;   /* the root of "src/", as rsync counts it */
 	if ((rc = local_of(r, db->path, lp, sizeof lp)) < 0)
 		return rc;
 	if (r->cur_fd >= 0)

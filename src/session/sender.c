@@ -870,6 +870,9 @@ static int send_dir_msg(struct sender *s, uint8_t type, uint8_t flags, const cha
 			const struct stat *st)
 {
 	s->out.type = type;
+	/* the root of "src/" is a directory of the transfer, as in rsync's count */
+	if (type == MSG_DIR_BEGIN && !path[0] && !(flags & DIRB_SYNTHETIC))
+		s->st->dirs++;
 	if (type == MSG_DIR_BEGIN) {
 		s->out.u.dir_begin.flags = flags;
 		snprintf(s->out.u.dir_begin.path, sizeof s->out.u.dir_begin.path, "%s", path);

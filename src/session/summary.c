@@ -59,7 +59,8 @@ void summary_stats(FILE *out, const struct summary *s)
 		st->dirs, st->links);
 	fprintf(out, "Number of regular files transferred: %" PRIu64 "\n", st->files_sent);
 	fprintf(out, "Number of files up to date: %" PRIu64 "\n", st->files_skipped);
-	fprintf(out, "Number of files kept (-u, --existing, --ignore-existing): %" PRIu64 "\n",
+	fprintf(out, "Number of files kept (-u, --existing, --ignore-existing, --max-size, "
+		"--min-size): %" PRIu64 "\n",
 		st->files_kept);
 	fprintf(out, "Number of deleted files: %" PRIu64 "\n", st->deleted);
 	fprintf(out, "Number of failures: %u\n", st->errors);
