@@ -158,8 +158,8 @@ static int open_source_file(struct sender *s, uint16_t si, const char *wpath, st
 		if (s->pdir_fd >= 0)
 			close(s->pdir_fd);
 		s->pdir_fd = jail_open_parent(s->srcs[si].jail, lp, &leaf);
-		if (s->pdir_fd < 0)
-			return s->pdir_fd;
+		if (s->pdir_fd < 0)   /* its directory went: the file is named first */
+			return err_wrap(s->pdir_fd, "%s", wpath);
 		s->pdir_src = si;
 		memcpy(s->pdir, lp, dlen);
 		s->pdir[dlen] = '\0';

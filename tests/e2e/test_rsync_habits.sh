@@ -51,6 +51,16 @@ grep -q "1 file(s) vanished before they were sent; first: z-gone: vanished on th
   { cat "$T/van.err"; fail "pull: not said"; }
 cmp "$T/mod/van2/a-big" "$T/back-van/a-big" || fail "pull: the other file did not land"
 [ ! -e "$T/back-van/z-gone" ] || fail "pull: the vanished file was made"
+# a directory that goes after it was listed: its file is named, then why
+mkdir -p "$T/pc/van3/z-sub"; head -c 2000000 /dev/urandom > "$T/pc/van3/a-big"; echo x > "$T/pc/van3/z-sub/f"
+rc=0
+ferry_c push --bwlimit 1M "$T/pc/van3/" "$(url m/van3/)" > "$T/van.out" 2> "$T/van.err" &
+vpid=$!
+for _ in $(seq 1 100); do ls -a "$T/mod/van3" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
+rm -r "$T/pc/van3/z-sub"
+wait $vpid || rc=$?
+[ "$rc" = 24 ] || { cat "$T/van.out" "$T/van.err"; fail "a vanished directory: exit $rc, not 24"; }
+grep -q '^ferry: z-sub/f: open "z-sub": No such file' "$T/van.err" || { cat "$T/van.err"; fail "the vanished directory's file is not named"; }
 
 note "10.4: ports are 1-65535 (0 = any for listen), never wrapped"
 printf '[global]\nlisten = 127.0.0.1:99999\n[m]\npath = %s\nauthorized keys = %s\n' "$T/mod" \
