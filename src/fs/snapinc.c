@@ -14,6 +14,7 @@
 #include "fs/meta.h"
 #include "fs/quote.h"
 #include "fs/snapidx.h"
+#include "fs/xattrcopy.h"
 #include "fs/snapprune.h"
 #include "fs/snapview.h"
 #include "util/err.h"
@@ -174,7 +175,32 @@ int snapinc_added(struct snapinc *s, const char *path)
 }
 
 /* An empty entry in o/ that has st's mode, owner and mtime. */
-static int meta_object(struct snapinc *s, const char *hex, const struct stat *st)
+/* The xattrs (and ACLs) the entry at `path` has now, before its metadata
+ * changes, onto its object, marked as kept; a regular file or a directory
+ * only (a FIFO is not opened, a link has none of its own to keep). */
+static void keep_xattrs(struct snapinc *s, int objfd, const struct stat *st, const char *path)
+{
+	char q[FS_QUOTE_BUF];
+	const char *leaf;
+
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+		return;
+	int dfd = jail_open_parent(s->mod, path, &leaf);
+	int fd = dfd < 0 ? -1 : openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+				     O_NOCTTY);
+	if (dfd >= 0)
+		close(dfd);
+	int rc = fd < 0 ? 0 : fs_xattr_copy(fd, objfd);
+	if (fd >= 0 && rc == 0)
+		rc = fs_xattr_mark(objfd);
+	if (rc < 0 && rc != -ENOTSUP)   /* ENOTSUP: a file system that keeps none */
+		log_warn("%s: its xattrs are not kept in the snapshot: %s",
+			 fs_quote(q, path, strlen(path)), err_msg());
+	if (fd >= 0)
+		close(fd);
+}
+
+static int meta_object(struct snapinc *s, const char *hex, const struct stat *st, const char *path)
 {
 	int fd;
 
@@ -187,6 +213,7 @@ static int meta_object(struct snapinc *s, const char *hex, const struct stat *st
 	}
 	if (fd < 0)
 		return -errno;
+	keep_xattrs(s, fd, st, path);   /* first: an ACL set moves the mode's group bits */
 	int rc = 0;
 	/* an owner that cannot be kept (not root) is the session's own anyway */
 	if (fchown(fd, st->st_uid, st->st_gid) < 0 && errno != EPERM)
@@ -213,7 +240,7 @@ int snapinc_meta(struct snapinc *s, const struct stat *st, const char *path)
 	hex_of(hex, obj);
 	if ((rc = log_rec(s, SNAP_META, obj, path)) < 0)
 		return rc;
-	if ((rc = meta_object(s, hex, st)) < 0)
+	if ((rc = meta_object(s, hex, st, path)) < 0)
 		return err_sys(rc, "keeping the old metadata of %s", fs_quote(q, path, strlen(path)));
 	return 0;
 }
@@ -285,8 +312,20 @@ int snapinc_abort(struct snapinc *s)
 static void undo_meta(int dfd, const char *leaf, int obj, const char *hex)
 {
 	struct stat st;
-	if (fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		snapstat_apply(dfd, leaf, &st);
+	if (fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {   /* the xattrs kept, if any */
+		int from = openat(obj, hex, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		int to = from < 0 || !fs_xattr_marked(from) ? -1 :
+			 openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (to >= 0 && fs_xattr_copy(from, to) < 0)
+			log_warn("undoing the xattrs of %s: %s", leaf, err_msg());
+		if (to >= 0)
+			close(to);
+		if (from >= 0)
+			close(from);
+	}
+	snapstat_apply(dfd, leaf, &st);
 }
 
 /* A directory as it was before the push's first change in it. */

@@ -14,7 +14,9 @@
 #include "fs/meta.h"
 #include "fs/quote.h"
 #include "fs/snapidx.h"
+#include "fs/xattrcopy.h"
 #include "util/err.h"
+#include "util/log.h"
 
 #define VIEW_PREFIX "view."
 #define MAX_DEPTH 512   /* one fd per level is held while a view is made */
@@ -122,9 +124,35 @@ static int meta_of(const struct view *v, const struct where *w, struct stat *st)
 	return fstatat(w->fd, w->name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
+/* A view's own copy of an entry (a directory, a file with a later change of
+ * metadata) gets the xattrs, and so the ACLs, the entry had: those its
+ * metadata record kept (a marked object), else the entry's own. A restore
+ * of a snapshot must not lose them; a failure is logged and the view goes
+ * on. */
+static void keep_xattrs(const struct view *v, const struct where *w, int from, int to)
+{
+	char p[SNAP_NAME_MAX + 24], q[FS_QUOTE_BUF];
+	int kept = -1;
+
+	if (w->meta_inc >= 0) {
+		snprintf(p, sizeof p, "%s/inc/o/%08x", v->inc[w->meta_inc].name, w->meta_obj);
+		kept = openat(v->snaps, p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (kept >= 0 && !fs_xattr_marked(kept)) {
+			close(kept);
+			kept = -1;
+		}
+	}
+	if (fs_xattr_copy(kept >= 0 ? kept : from, to) < 0)
+		log_warn("snapshot view of %s: its xattrs: %s",
+			 fs_quote(q, v->path, strlen(v->path)), err_msg());
+	if (kept >= 0)
+		close(kept);
+}
+
 /* A copy of a file whose metadata alone changed later: the contents are
  * shared, the metadata not, so it cannot be a link. */
-static int copy_file(int sfd, const char *sname, int dfd, const char *dname, const struct stat *st)
+static int copy_file(const struct view *v, const struct where *w, int sfd, const char *sname,
+		     int dfd, const char *dname, const struct stat *st)
 {
 	int in = openat(sfd, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	int out = in < 0 ? -1 : openat(dfd, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -142,8 +170,10 @@ static int copy_file(int sfd, const char *sname, int dfd, const char *dname, con
 		if (n <= 0)
 			break;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		keep_xattrs(v, w, in, out);
 		snapstat_apply(out, NULL, st);
+	}
 	if (in >= 0)
 		close(in);
 	if (out >= 0)
@@ -270,6 +300,8 @@ static int make_dir(struct view *v, const struct where *w, int vdir, const char 
 		where_done(&c);
 		v->path[plen] = '\0';
 	}
+	if (rc == 0)
+		keep_xattrs(v, w, src, dst);
 	if (rc == 0 && meta_of(v, w, &st) == 0) {
 		snapstat_apply(dst, NULL, &st);   /* last: its entries moved the mtime */
 	}
@@ -289,7 +321,7 @@ static int make_entry(struct view *v, const struct where *w, int vdir, const cha
 		struct stat old;
 		int rc = meta_of(v, w, &old);
 		if (rc == 0)
-			rc = copy_file(w->fd, w->name, vdir, name, &old);
+			rc = copy_file(v, w, w->fd, w->name, vdir, name, &old);
 		return rc < 0 ? err_sys(rc, "%s", v->path) : 0;
 	}
 	if (linkat(w->fd, w->name, vdir, name, 0) < 0 && errno != EEXIST)

@@ -51,6 +51,7 @@ int fs_xattr_apply(const struct xa_at *at, unsigned ns, const uint8_t *list, siz
  * -ENODATA if absent. */
 ssize_t fs_xattr_get(const struct xa_at *at, const char *name, void *out, size_t cap);
 int fs_xattr_set(const struct xa_at *at, const char *name, const void *val, size_t len);
+
 int fs_xattr_remove(const struct xa_at *at, const char *name);
 
 #endif

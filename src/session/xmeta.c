@@ -206,6 +206,11 @@ static int apply_fake(struct xmeta_dst *d, const struct xa_at *at, const struct 
 	uint32_t o_gid = got ? have.gid : (uint32_t)now->st_gid;
 	bits |= o_uid != want.uid ? CHGB_OWNER : 0;
 	bits |= o_gid != want.gid ? CHGB_GROUP : 0;
+	/* the stored mode (or type, or device) changes: a change of perms, which
+	 * a dry look must report too (a snapshot keeps the old one first) */
+	uint32_t o_mode = got ? have.mode : wire_type(now->st_mode) | ((uint32_t)now->st_mode & 07777);
+	if (o_mode != want.mode || (got && (have.major != want.major || have.minor != want.minor)))
+		bits |= CHGB_PERMS;
 	int plain = want.uid == (uint32_t)now->st_uid && want.gid == (uint32_t)now->st_gid &&
 		    (want.mode & WIRE_IFMT) == wire_type(now->st_mode) && !want.major &&
 		    !want.minor && xmeta_real_mode(d, want.mode & 07777, S_ISDIR(now->st_mode)) ==

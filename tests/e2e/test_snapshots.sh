@@ -14,13 +14,14 @@
 WEEK=$(dirname "$0")/snapweek.py
 SEED=${SNAP_SEED:-13}
 FILES=${SNAP_FILES:-300}
-mkdir -p "$T/mi" "$T/ev" "$T/me" "$T/plain" "$T/mx"
+mkdir -p "$T/mi" "$T/ev" "$T/me" "$T/plain" "$T/mx" "$T/mf"
 write_config "snapshots = yes" \
   "[mi]" "path = $T/mi" "protection = integrity" "snapshots = yes" \
   "[me]" "path = $T/me" "protection = encrypt" "append only = yes" \
   "[plain]" "path = $T/plain" "protection = none" \
   "[ev]" "path = $T/ev" "protection = none" "snapshots = yes" \
-  "[mx]" "path = $T/mx" "protection = none" "append only = yes"
+  "[mx]" "path = $T/mx" "protection = none" "append only = yes" \
+  "[mf]" "path = $T/mf" "protection = none" "snapshots = yes" "fake super = yes"
 start_server
 
 mpath() { if [ "$1" = m ]; then echo "$T/mod"; else echo "$T/$1"; fi; }
@@ -238,14 +239,54 @@ note "an xattr-only change of a file is a new version: the snapshot before keeps
 # new snapshot: a stolen key could forge them in the history)
 mkdir -p "$T/src-x/d" && echo data > "$T/src-x/d/f"
 setfattr -n user.tag -v orig "$T/src-x/d/f"
-ferry_c push -aX "$T/src-x/" "$(url mx)/" > /dev/null || fail "mx: first push"
+# ... and a directory's xattrs and ACLs (access and default), and a file's
+# xattr when only its mode changes later: a snapshot view makes its own
+# copies of those, which must carry what the entry had then
+setfattr -n user.tag -v dir-orig "$T/src-x/d"
+setfacl -m u:nobody:rx -d -m u:nobody:r "$T/src-x/d"
+echo g > "$T/src-x/d/g"; setfattr -n user.tag -v g-tag "$T/src-x/d/g"
+ferry_c push -aXA "$T/src-x/" "$(url mx)/" > /dev/null || fail "mx: first push"
 setfattr -n user.tag -v FORGED "$T/src-x/d/f"
-ferry_c push -aX "$T/src-x/" "$(url mx)/" > /dev/null || fail "mx: the xattr push"
+setfattr -n user.tag -v dir-new "$T/src-x/d"
+setfacl -b "$T/src-x/d"
+chmod 600 "$T/src-x/d/g"
+ferry_c push -aXA "$T/src-x/" "$(url mx)/" > /dev/null || fail "mx: the xattr push"
 [ "$(nsnaps mx)" = 2 ] || fail "mx: $(nsnaps mx) snapshots after an xattr-only change"
 tag_of() { getfattr --only-values -n user.tag "$1" 2> /dev/null; }
+acl_of() { getfacl -cp "$1" 2> /dev/null | grep -c nobody; }
 for k in -1 -0; do
-  rm -rf "$T/r" && ferry_c pull -aX "$(url "mx@$k")/" "$T/r" > /dev/null || fail "mx: restore @$k"
-  want=orig; [ "$k" = -0 ] && want=FORGED
+  rm -rf "$T/r" && ferry_c pull -aXA "$(url "mx@$k")/" "$T/r" > /dev/null || fail "mx: restore @$k"
+  want=orig wd=dir-orig wacl=2 wmode=644; [ "$k" = -0 ] && want=FORGED wd=dir-new wacl=0 wmode=600
   [ "$(tag_of "$T/r/d/f")" = "$want" ] || fail "mx@$k: user.tag is '$(tag_of "$T/r/d/f")', not $want"
+  [ "$(tag_of "$T/r/d")" = "$wd" ] || fail "mx@$k: the directory's user.tag is '$(tag_of "$T/r/d")', not $wd"
+  [ "$(acl_of "$T/r/d")" = "$wacl" ] || { getfacl -p "$T/r/d"; fail "mx@$k: the directory's ACLs are not as pushed"; }
+  [ "$(tag_of "$T/r/d/g")" = g-tag ] && [ "$(stat -c %a "$T/r/d/g")" = "$wmode" ] ||
+    fail "mx@$k: g has '$(tag_of "$T/r/d/g")' and mode $(stat -c %a "$T/r/d/g"), not g-tag and $wmode"
+done
+# a push killed after it changed the directory's xattrs is undone, xattrs too
+mkdir -p "$T/src-x/z"; head -c 8M /dev/urandom > "$T/src-x/z/big"
+setfattr -n user.tag -v dir-killed "$T/src-x/d"
+ferry_c push -aXA --bwlimit 2M "$T/src-x/" "$(url mx)/" > /dev/null 2>&1 &
+cpid=$!
+for _ in $(seq 1 200); do ls -a "$T/mx/z" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
+[ "$(tag_of "$T/mx/d")" = dir-killed ] || fail "mx: the push did not change the directory's xattr before z/big"
+kill -9 "$(session_pid)"
+wait $cpid 2> /dev/null || true
+wait_sessions
+rm -rf "$T/r" && ferry_c pull -aX "$(url "mx@latest")/" "$T/r" > /dev/null || fail "mx: restore after the kill"
+[ "$(tag_of "$T/r/d")" = dir-new ] && [ "$(tag_of "$T/mx/d")" = dir-new ] ||
+  fail "mx: the killed push's directory xattr stayed ('$(tag_of "$T/mx/d")' in the tree)"
+
+note "fake super: a change of the stored mode alone keeps the old one in the snapshot before"
+# (0440 and 0444 are both 0644 on the box: only user.rsync.%stat changes)
+mkdir -p "$T/src-f"; echo f > "$T/src-f/f"; chmod 440 "$T/src-f/f"
+ferry_c push -a "$T/src-f/" "$(url mf)/" > /dev/null || fail "mf: first push"
+chmod 444 "$T/src-f/f"
+ferry_c push -a "$T/src-f/" "$(url mf)/" > /dev/null || fail "mf: the mode push"
+[ "$(nsnaps mf)" = 2 ] || fail "mf: $(nsnaps mf) snapshots after a stored-mode change"
+for k in -1 -0; do
+  rm -rf "$T/r" && ferry_c pull -a "$(url "mf@$k")/" "$T/r" > /dev/null || fail "mf: restore @$k"
+  want=440; [ "$k" = -0 ] && want=444
+  [ "$(stat -c %a "$T/r/f")" = "$want" ] || fail "mf@$k: mode $(stat -c %a "$T/r/f"), not $want"
 done
 echo "ok"
