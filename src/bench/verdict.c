@@ -25,7 +25,9 @@
  * trip of the pings, which an idle box answers), any real wait on the
  * window is enough: a fiftieth of the busy time. The sender's CPU then is
  * the tiny segments' cost, not a limit (an ASan client on the 4 KiB test
- * bed was 85-90 % busy and waited on the window only 8-12 % of it). */
+ * bed was 85-90 % busy and waited on the window only 8-12 % of it) --
+ * unless protection none moved CIPHER_GAIN times more over the same
+ * buffers: then they were not what held this level back. */
 #define WINDOW_AT_CAP_BOUND 0.02
 /* The sender sent this share of its bytes again: packets are lost on the
  * way, and that comes first: a receiver holding out-of-order data offers a
@@ -74,14 +76,16 @@ static double window_rate(const struct bench_report *r, const struct bench_stage
  * little more than the rate measured. A receiver that cannot keep up
  * shrinks the window too, but leaves its buffer large; this one is small,
  * and its CPU (many tiny segments) a consequence, not the cause. */
-static int window_bound(const struct bench_report *r, const struct bench_stage *net)
+static int window_bound(const struct bench_report *r, const struct bench_stage *net,
+			const struct bench_stage *none)
 {
 	double cap = window_rate(r, net), waited = net->rwnd_frac + net->sndbuf_frac;
+	int faster_bare = none && none != net && none->rate >= CIPHER_GAIN * net->rate;
 
 	if (net->rwnd_frac < 0 || cap <= 0)
 		return 0;
 	return (waited >= WINDOW_TIGHT_BOUND && cap < WINDOW_SLACK * net->rate) ||
-	       (waited >= WINDOW_AT_CAP_BOUND && cap <= net->rate);
+	       (waited >= WINDOW_AT_CAP_BOUND && cap <= net->rate && !faster_bare);
 }
 
 /* The network stage was the slowest: the wire, or one end's CPU (its
@@ -105,7 +109,7 @@ static void network_side(const struct bench_report *r, const struct bench_stage 
 			 100 * net->cli_cpu);
 		return;
 	}
-	if (window_bound(r, net)) {
+	if (window_bound(r, net, none)) {
 		snprintf(v->stage, sizeof v->stage, "window/buffer");
 		snprintf(v->suggest, sizeof v->suggest,
 			 "the sender waited on the receive window %.0f %% and on its send buffer %.0f %% "

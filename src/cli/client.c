@@ -233,11 +233,11 @@ static int load_identity(const struct client_opts *o, struct keypair *kp)
 }
 
 static int handshake(const struct remote *r, const struct client_opts *o,
-		     const struct keypair *kp, int fd, struct channel **ch)
+		     const struct keypair *kp, int fd, struct channel **ch, struct hello *server)
 {
 	struct chan_peer peer;
 	uint8_t hello[128];
-	struct hello h = { .version = PROTO_VERSION };
+	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE };
 	int rc;
 
 	snprintf(h.software, sizeof h.software, "ferry %s", FERRY_VERSION);
@@ -254,6 +254,8 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 		return rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PROTOCOL;
 	}
 	chan_set_timeout(*ch, o->timeout_ms);
+	if (hello_decode(peer.payload, peer.payload_len, server) < 0)
+		memset(server, 0, sizeof *server);   /* what it knows: the first form only */
 	if (o->host_pub)
 		memcpy(o->host_pub, peer.pub, KEY_LEN);
 	if ((rc = check_host(r, o, peer.pub)) != 0) {
@@ -362,9 +364,28 @@ static int judge_answer(const struct remote *r, const struct client_opts *o,
 	return 0;
 }
 
+/* The REQUEST as this server can read it: one older than the REQUEST's
+ * extensions gets none (a pull's "I know FILE_VANISHED" is left out), and
+ * an option that needs them is refused here, in one line. */
+static int fit_request(const struct remote *r, const struct hello *server, struct m_request *q)
+{
+	char sw[4 * MSG_MAX_SOFTWARE + 8];
+
+	if (server->features & HELLO_REQ_MORE)
+		return 0;
+	q->flags2 &= ~REQ2_VANISHED;
+	if (!(q->flags & REQ_MAX_DELETE) && !q->flags2)
+		return 0;
+	die_msg("%s: the server (%s) is older than --max-delete, --max-size and --min-size: "
+		"update it, or leave them out", r->display,
+		server->software[0] ? peer_quote(sw, sizeof sw, server->software) : "unknown");
+	return EXIT_REFUSED;
+}
+
 int client_open(const struct remote *r, const struct client_opts *o, const struct m_request *rq,
 		struct conn *c, struct m_accept *acc)
 {
+	struct hello server;
 	struct msg *m = calloc(1, sizeof *m);
 	struct channel *ch = NULL;
 	int fd = -1, rc;
@@ -381,7 +402,7 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 		free(m);
 		return die_msg("%s", err_msg()), EXIT_SOCKET;
 	}
-	rc = handshake(r, o, &kp, fd, &ch);
+	rc = handshake(r, o, &kp, fd, &ch, &server);
 	keys_wipe(&kp);
 	if (rc != 0) {
 		if (!ch)
@@ -393,6 +414,12 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 	c->ch = ch;
 	m->type = MSG_REQUEST;
 	m->u.request = *rq;
+	if ((rc = fit_request(r, &server, &m->u.request)) != 0) {
+		chan_free(ch);
+		c->ch = NULL;
+		free(m);
+		return rc;
+	}
 	rc = conn_send(c, m);
 	if (rc == 0 && (rq->flags & REQ_FILTER) && o->filter)
 		rc = xfilter_send(c, o->filter);

@@ -391,7 +391,11 @@ static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr
 {
 	struct channel *ch = NULL;
 	struct chan_peer *peer = calloc(1, sizeof *peer);
-	struct hello h = { .version = PROTO_VERSION };
+	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE };
+#ifdef FERRY_TEST_HOOKS
+	if (getenv("FERRY_TEST_OLD_HELLO"))   /* test builds: a server older than REQ_MORE */
+		h.features = 0;
+#endif
 	uint8_t hello[128];
 	char prefix[80], buf[512];
 	int one = 1, rc;

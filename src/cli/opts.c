@@ -334,8 +334,9 @@ static const char *written(char **argv, int ch)
 static int parse_number(const char *s, long lo, long hi, long *out)
 {
 	char *end;
+	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < lo || v > hi)
+	if (!*s || *end || errno || v < lo || v > hi)   /* errno: past a 32-bit long */
 		return -1;
 	*out = v;
 	return 0;
@@ -446,10 +447,11 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		break;
 	}
 	case O_MAX_DELETE:
-		if (parse_number(optarg, 0, INT32_MAX, &v) < 0)
-			return bad(cmd, "--max-delete=%s: a number of entries, from 0 (delete none, "
-				   "say how many would go) to %d", optarg, INT32_MAX);
-		x->max_delete = (uint32_t)v;
+		/* rsync's -1 is its old clients' way of saying 0 */
+		if (parse_number(optarg, INT32_MIN, INT32_MAX, &v) < 0)
+			return bad(cmd, "--max-delete=%s: a number of entries, up to %d (0 or less: "
+				   "delete none, say how many would go)", optarg, INT32_MAX);
+		x->max_delete = v < 0 ? 0 : (uint32_t)v;
 		x->flags |= REQ_MAX_DELETE;
 		break;
 	case O_IGNORE_EXISTING: x->flags |= REQ_IGNORE_EXISTING; break;

@@ -187,6 +187,11 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
 		   REF_PROTECTION = 4, REF_BAD_PATH = 5, REF_NOT_FOUND = 6,
 		   REF_BUSY = 7, REF_INTERNAL = 8, REF_PROTOCOL = 9, REF_IO = 10 };
 
+/* HELLO features: what this end knows beyond version 1's first form (a peer
+ * ignores the bits it does not know) */
+#define HELLO_REQ_MORE 0x1u   /* REQUEST flags 0x20000000 and 0x40000000 (flags2), and
+			       * FILE_END status 4: a client sends them only to such a server */
+
 struct hello {
 	uint8_t version;
 	uint32_t features;

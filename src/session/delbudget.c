@@ -6,7 +6,9 @@ int del_budget_take(struct del_budget *b, int dirfd, const char *name, int is_di
 {
 	if (!b->on)
 		return 1;
-	uint64_t left = b->used < b->limit ? b->limit - b->used : 0;
+	/* once one is skipped, every later one is (rsync's "all further
+	 * deletions"), though a smaller one might still fit */
+	uint64_t left = b->skipped ? 0 : b->used < b->limit ? b->limit - b->used : 0;
 	int64_t n = is_dir ? fs_count_tree(dirfd, name, keep, ctx, left) : 1;
 
 	if (n < 0)

@@ -3,9 +3,9 @@
  * --delete finds extraneous, each file, link and directory inside a deleted
  * directory counted (so one stray `rm -rf` of a top directory on the source
  * is not one deletion). An entry that would pass the limit is left whole,
- * with all below it, and counted as skipped; the client says how many and
- * exits 25. What makes room for an entry of another type is not counted,
- * as in rsync. */
+ * with all below it, and so is every one after it, counted as skipped; the
+ * client says how many and exits 25. What makes room for an entry of
+ * another type is not counted, as in rsync. */
 #ifndef FERRY_SESSION_DELBUDGET_H
 #define FERRY_SESSION_DELBUDGET_H
 

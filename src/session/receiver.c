@@ -1397,10 +1397,14 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		return rc;
 	exists = r->cur_fd >= 0 && !r->cur_empty &&
 		 fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
-	if ((e->flags & ENT_LINK_TO) && !hidden && (r->cur_fd >= 0 || r->dry))
+	/* a link group shares one size: --max-size or --min-size leaves all of it */
+	int sized_out = (e->flags & ENT_LINK_TO) && size_out(r, e);
+	if (sized_out)
+		keep_as_is(r, e, exists);   /* counted as kept, as its first was */
+	if ((e->flags & ENT_LINK_TO) && !hidden && (r->cur_fd >= 0 || r->dry) && !sized_out)
 		rc = on_hardlink(r, e, wpath, lp);
 	else if (e->flags & ENT_LINK_TO)
-		rc = drop_link(r, e);   /* hidden, or its directory failed */
+		rc = drop_link(r, e);   /* hidden, its directory failed, or sized out */
 	else if (hidden)
 		rc = 0;   /* never written (ferry.conf "exclude") */
 	else if (r->cur_fd < 0 && !r->dry)
@@ -1454,7 +1458,8 @@ static int on_dir_end(struct receiver *r)
 	if (!r->in_listing)
 		return err_set(-EBADMSG, "protocol: DIR_END outside a listing");
 	r->in_listing = 0;
-	for (size_t i = 0; r->seen && i < r->local.n; i++) {
+	/* last name first, as rsync deletes (so --max-delete spares the same) */
+	for (size_t i = r->local.n; r->seen && i-- > 0;) {
 		const char *n = r->local.ents[i].name;
 		/* another session's file in progress is not ours to delete */
 		if (r->seen[i] || fs_is_tmp_name(n) || fs_partial_ours(r->cur_fd, n))

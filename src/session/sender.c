@@ -440,7 +440,8 @@ static int handle(struct sender *s, const struct msg *m)
 		s->st->files_skipped = m->u.result.uptodate;
 		s->st->files_kept = m->u.result.kept;
 		s->st->deleted = m->u.result.deleted;
-		s->st->del_skipped = m->u.result.del_skipped;
+		/* a count the request did not ask for is not the server's to say */
+		s->st->del_skipped = (s->o->flags & REQ_MAX_DELETE) ? m->u.result.del_skipped : 0;
 		/* this side's own words for a failure it saw (open: Permission
 		 * denied) say more than the receiver's ("could not read it") */
 		if (m->u.result.errors && !s->st->first_error[0])

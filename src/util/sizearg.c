@@ -4,31 +4,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
-
-/* the number's digits, with a fraction: an exact integer part and up to 18
- * digits of fraction (more cannot change a byte count of 2^63) */
-static const char *number(const char *s, uint64_t *whole, uint64_t *frac, uint64_t *frac_div)
-{
-	*whole = 0;
-	*frac = 0;
-	*frac_div = 1;
-	if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
-		return NULL;
-	for (; isdigit((unsigned char)*s); s++) {
-		if (*whole > (UINT64_MAX - 9) / 10)
-			return NULL;
-		*whole = *whole * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s != '.')
-		return s;
-	for (s++; isdigit((unsigned char)*s); s++)
-		if (*frac_div < 1000000000000000000ull) {
-			*frac = *frac * 10 + (uint64_t)(*s - '0');
-			*frac_div *= 10;
-		}
-	return s;
-}
 
 static int unit_power(char c)
 {
@@ -43,13 +21,25 @@ static int unit_power(char c)
 	}
 }
 
+/* The number's text: digits, a '.' and digits (either part may be empty,
+ * not both, unless a unit follows: rsync reads "k" as 0 KiB). */
+static size_t number_len(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+	if (s[n] == '.')
+		n += 1 + strspn(s + n + 1, "0123456789");
+	return n;
+}
+
 int size_arg_parse(const char *s, uint64_t *out)
 {
-	uint64_t whole, frac, fdiv, unit = 1, base = 1024;
-	const char *p = s ? number(s, &whole, &frac, &fdiv) : NULL;
+	char num[64];
+	size_t n = s ? number_len(s) : 0;
+	const char *p = s ? s + n : NULL;
+	uint64_t unit = 1, base = 1024;
 	int power = 0;
 
-	if (!p)
+	if (!s || n >= sizeof num || (n == 1 && s[0] == '.'))
 		return -EINVAL;
 	if (*p && *p != '+' && *p != '-') {
 		if ((power = unit_power(*p++)) < 0)
@@ -58,23 +48,27 @@ int size_arg_parse(const char *s, uint64_t *out)
 			base = 1000, p++;
 		else if (!strncasecmp(p, "ib", 2))
 			p += 2;
+	} else if (!n) {
+		return -EINVAL;
 	}
 	for (int i = 0; i < power; i++)
 		unit *= base;
-	if (whole > INT64_MAX / unit)
+	memcpy(num, s, n);
+	num[n] = '\0';
+	/* as rsync: the unit times the number in double, truncated (so
+	 * "2.01kb" is 2009 bytes, as rsync makes it, not 2010) */
+	double v = (double)unit * (n ? strtod(num, NULL) : 0.0);
+	if (v >= 9223372036854775807.0)
 		return -EINVAL;
-	/* the fraction of a unit, rounded down to whole bytes, as rsync's */
-	uint64_t v = whole * unit + (uint64_t)((long double)frac * (long double)unit / (long double)fdiv);
-	if ((p[0] == '+' || p[0] == '-') && p[1] == '1') {
-		if (p[0] == '+' && v >= INT64_MAX)
+	uint64_t b = (uint64_t)v;
+	if ((p[0] == '+' || p[0] == '-') && p[1] == '1' && p != s) {
+		if (p[0] == '-' && b == 0)
 			return -EINVAL;
-		if (p[0] == '-' && v == 0)
-			return -EINVAL;
-		v = p[0] == '+' ? v + 1 : v - 1;
+		b = p[0] == '+' ? b + 1 : b - 1;
 		p += 2;
 	}
-	if (*p || v > INT64_MAX)
+	if (*p || b > INT64_MAX)
 		return -EINVAL;
-	*out = v;
+	*out = b;
 	return 0;
 }

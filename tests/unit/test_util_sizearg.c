@@ -41,12 +41,19 @@ static void test_units(void **state)
 	assert_int_equal(size_of("1p"), 1ull << 50);
 	assert_int_equal(size_of("8191p"), 8191ull << 50);
 	assert_int_equal(size_of("1k-1"), 1023);
+	/* rsync's double arithmetic, truncated */
+	assert_int_equal(size_of("2.01kb"), 2009);
+	assert_int_equal(size_of("4.06kb"), 4059);
+	/* a unit alone is 0 of it, as rsync reads it */
+	assert_int_equal(size_of("k"), 0);
+	assert_int_equal(size_of("kb+1"), 1);
 }
 
 static void test_refused(void **state)
 {
 	static const char *bad[] = { "", "x", "-1", "+1", "1q", "1kk", "1kbb", "1k+2", "1k-",
-				     "0-1", "8192p", "9999999999P", "1.5.5", "1e3", " 1", "1 " };
+				     "0-1", "8192p", "9999999999P", "1.5.5", "1e3", " 1", "1 ", ".",
+				     "k-1" };
 	uint64_t v = 7;
 
 	(void)state;
