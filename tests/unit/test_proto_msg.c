@@ -276,6 +276,9 @@ static void test_roundtrip_all(void **state)
 	assert_int_equal(strlen(m.u.bench_stage.note), 127);
 	roundtrip(&m);
 	n = msg_encode(&m, buf, sizeof buf);
+	/* compared as memory: the padding must be equal too (the stack's left
+	 * it different under qemu-mips once other code used it) */
+	memset(&back, 0, sizeof back);
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
 	assert_memory_equal(&back.u.bench_stage, &m.u.bench_stage, sizeof m.u.bench_stage);
 
