@@ -1287,8 +1287,6 @@ static int on_special(struct receiver *r, const struct m_entry *e, const char *n
 	return 0;
 }
 
-/* --existing and --ignore-existing, as rsync: what is not created or not
- * updated at all (a directory not created takes its subtree with it). */
 /* --max-size, --min-size: a transfer rule, as rsync's, not an exclude: the
  * file is listed (so not deleted) but not transferred */
 static int size_out(const struct receiver *r, const struct m_entry *e)
@@ -1298,6 +1296,9 @@ static int size_out(const struct receiver *r, const struct m_entry *e)
 		((r->o->flags2 & REQ2_MIN_SIZE) && e->size < r->o->min_size));
 }
 
+/* --existing and --ignore-existing, as rsync, and the size rules: what is
+ * not created or not updated at all (a directory not created takes its
+ * subtree with it). */
 static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists)
 {
 	int keep = ((r->o->flags & REQ_EXISTING) && !exists) ||

@@ -23,15 +23,22 @@ cmp "$T/pc/.bashrc" "$T/mod/multi/.bashrc" || fail "the other source was not sen
 expect_rc 0 ferry_c push --ignore-missing-args "$T/pc/nosuchfile" "$T/pc/.bashrc" "$(url m/multi/)"
 
 note "a source file that vanishes before it is read: exit 24, as rsync"
+# vanish_during WATCH GONE CMD...: runs CMD (slowed by --bwlimit) into
+# $T/van.out and van.err; once its first temporary file is in WATCH, GONE
+# goes; rc is CMD's exit code
+vanish_during() {
+  local watch=$1 gone=$2 vpid; shift 2
+  rc=0
+  "$@" > "$T/van.out" 2> "$T/van.err" &
+  vpid=$!
+  for _ in $(seq 1 100); do ls -a "$watch" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
+  rm -r "$gone"
+  wait $vpid || rc=$?
+}
 mkdir -p "$T/pc/van"
 head -c 2000000 /dev/urandom > "$T/pc/van/a-big"
 echo soon-gone > "$T/pc/van/z-gone"
-rc=0
-ferry_c push --bwlimit 1M "$T/pc/van/" "$(url m/van/)" > "$T/van.out" 2> "$T/van.err" &
-vpid=$!
-for _ in $(seq 1 100); do ls -a "$T/mod/van" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
-rm "$T/pc/van/z-gone"
-wait $vpid || rc=$?
+vanish_during "$T/mod/van" "$T/pc/van/z-gone" ferry_c push --bwlimit 1M "$T/pc/van/" "$(url m/van/)"
 [ "$rc" = 24 ] || { cat "$T/van.out" "$T/van.err"; fail "a vanished file: exit $rc, not 24"; }
 grep -q "1 file(s) vanished before they were sent" "$T/van.err" || { cat "$T/van.err"; fail "not said"; }
 cmp "$T/pc/van/a-big" "$T/mod/van/a-big" || fail "the other file did not land"
@@ -40,12 +47,7 @@ cmp "$T/pc/van/a-big" "$T/mod/van/a-big" || fail "the other file did not land"
 mkdir -p "$T/mod/van2" "$T/back-van"
 head -c 16000000 /dev/urandom > "$T/mod/van2/a-big"
 echo soon-gone > "$T/mod/van2/z-gone"
-rc=0
-ferry_c pull --bwlimit 4M "$(url m/van2/)" "$T/back-van/" > "$T/van.out" 2> "$T/van.err" &
-vpid=$!
-for _ in $(seq 1 100); do ls -a "$T/back-van" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
-rm "$T/mod/van2/z-gone"
-wait $vpid || rc=$?
+vanish_during "$T/back-van" "$T/mod/van2/z-gone" ferry_c pull --bwlimit 4M "$(url m/van2/)" "$T/back-van/"
 [ "$rc" = 24 ] || { cat "$T/van.out" "$T/van.err"; fail "pull: a vanished file: exit $rc, not 24"; }
 grep -q "1 file(s) vanished before they were sent; first: z-gone: vanished on the sender" "$T/van.err" ||
   { cat "$T/van.err"; fail "pull: not said"; }
@@ -53,12 +55,7 @@ cmp "$T/mod/van2/a-big" "$T/back-van/a-big" || fail "pull: the other file did no
 [ ! -e "$T/back-van/z-gone" ] || fail "pull: the vanished file was made"
 # a directory that goes after it was listed: its file is named, then why
 mkdir -p "$T/pc/van3/z-sub"; head -c 2000000 /dev/urandom > "$T/pc/van3/a-big"; echo x > "$T/pc/van3/z-sub/f"
-rc=0
-ferry_c push --bwlimit 1M "$T/pc/van3/" "$(url m/van3/)" > "$T/van.out" 2> "$T/van.err" &
-vpid=$!
-for _ in $(seq 1 100); do ls -a "$T/mod/van3" 2> /dev/null | grep -q '^\.ferry-' && break; sleep 0.05; done
-rm -r "$T/pc/van3/z-sub"
-wait $vpid || rc=$?
+vanish_during "$T/mod/van3" "$T/pc/van3/z-sub" ferry_c push --bwlimit 1M "$T/pc/van3/" "$(url m/van3/)"
 [ "$rc" = 24 ] || { cat "$T/van.out" "$T/van.err"; fail "a vanished directory: exit $rc, not 24"; }
 grep -q '^ferry: z-sub/f: open "z-sub": No such file' "$T/van.err" || { cat "$T/van.err"; fail "the vanished directory's file is not named"; }
 
