@@ -55,7 +55,9 @@ struct chan_peer {
 /* Runs the opening and the handshake on a connected socket. On success *out
  * owns fd (chan_free closes it). On failure fd is left open, nothing is
  * allocated, and err_msg() says what went wrong in plain words (for the
- * client: including a server's "FERRY/1 ERROR <reason>"). */
+ * client: including a server's "FERRY/1 ERROR <reason>"). -EPIPE when the
+ * peer closed the connection midway, -ECONNREFUSED for a "FERRY/1 ERROR",
+ * -ETIMEDOUT past the deadline, -EPROTO/-EBADMSG for what was malformed. */
 int chan_client(int fd, const struct chan_opts *o, struct channel **out, struct chan_peer *peer);
 int chan_server(int fd, const struct chan_opts *o, struct channel **out, struct chan_peer *peer);
 /* Server side, before the handshake: refuse a connection with "FERRY/1 ERROR <reason>\n". */

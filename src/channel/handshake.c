@@ -29,8 +29,8 @@ static int read_line(int fd, char line[OPENING_MAX + 1], size_t *len, int64_t de
 	*len = 0;
 	for (;;) {
 		if ((rc = io_read_exact(fd, &ch, 1, deadline, "handshake")) < 0) {
-			if (rc == -EPIPE)
-				return err_set(-EPROTO, "handshake: connection closed during the %s opening line",
+			if (rc == -EPIPE)   /* stays EPIPE: the link broke, nothing was malformed */
+				return err_set(-EPIPE, "handshake: connection closed during the %s opening line",
 					       whose);
 			return rc;
 		}
@@ -67,7 +67,7 @@ static int recv_msg(int fd, uint8_t *msg, size_t max, size_t *len, int64_t deadl
 	rc = io_read_exact(fd, msg, *len, deadline, "handshake");
 out:
 	if (rc == -EPIPE)
-		return err_set(-EPROTO, "handshake: connection closed by the peer during the handshake");
+		return err_set(-EPIPE, "handshake: connection closed by the peer during the handshake");
 	return rc;
 }
 

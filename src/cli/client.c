@@ -251,6 +251,8 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 		die_msg("%s: %s", r->display, peer_quote(q, sizeof q, err_msg()));
 		if (rc == -ECONNREFUSED)   /* "FERRY/1 ERROR": busy, or too many failures */
 			return EXIT_REFUSED;
+		if (rc == -EPIPE || rc == -ECONNRESET)   /* the link broke, as after the handshake */
+			return EXIT_SOCKET;
 		return rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_PROTOCOL;
 	}
 	chan_set_timeout(*ch, o->timeout_ms);

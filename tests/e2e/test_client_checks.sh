@@ -158,5 +158,37 @@ for cmd in "push $T/nowhere/ ferry://127.0.0.1:$closed/m/x" "pull ferry://127.0.
   grep -q 'cannot connect' "$T/nc.out" || bad "${cmd%% *}: no 'cannot connect' line"
 done
 
+# A server whose session dies during the opening or the handshake: the
+# connection broke, so exit 10 as after it (CI once saw exit 2, "protocol
+# error", when the fault campaign killed a session that early).
+note "a server gone during the handshake: exit 10, 'connection closed'"
+for stage in opening handshake; do
+  python3 - "$stage" > "$T/hs.port" 2> "$T/hs.err" <<'PY' &
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept()
+c.settimeout(10)
+line = b""
+while not line.endswith(b"\n"):      # the client's opening line
+    line += c.recv(1)
+if sys.argv[1] == "handshake":
+    c.sendall(b"FERRY/1 Noise_XX_25519_ChaChaPoly_BLAKE2b\n")
+    c.recv(2 + 32)                     # the client's first handshake message
+else:
+    c.sendall(b"FERRY/1 Noise_XX")     # half an opening line
+c.close()
+PY
+  hpid=$!
+  for _ in $(seq 1 100); do [ -s "$T/hs.port" ] && break; sleep 0.05; done
+  rc=0
+  ferry_c ls "ferry://127.0.0.1:$(cat "$T/hs.port")/m" > "$T/hs.out" 2>&1 || rc=$?
+  wait "$hpid" || bad "the $stage stand-in failed: $(cat "$T/hs.err")"
+  : > "$T/hs.port"
+  echo "   closed during the $stage: client exit $rc: $(cat "$T/hs.out")"
+  [ "$rc" = 10 ] || bad "closed during the $stage: exit $rc, not 10"
+  grep -q "connection closed" "$T/hs.out" || bad "closed during the $stage: no 'connection closed' line"
+done
+
 [ -z "$BAD" ] || fail "checks that failed:$BAD"
 note "ok"
