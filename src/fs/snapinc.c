@@ -314,17 +314,8 @@ static void undo_meta(int dfd, const char *leaf, int obj, const char *hex)
 	struct stat st;
 	if (fstatat(obj, hex, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
-	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {   /* the xattrs kept, if any */
-		int from = openat(obj, hex, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		int to = from < 0 || !fs_xattr_marked(from) ? -1 :
-			 openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (to >= 0 && fs_xattr_copy(from, to) < 0)
-			log_warn("undoing the xattrs of %s: %s", leaf, err_msg());
-		if (to >= 0)
-			close(to);
-		if (from >= 0)
-			close(from);
-	}
+	if (fs_xattr_restore(obj, hex, dfd, leaf) < 0)   /* the xattrs kept, if any */
+		log_warn("undoing the xattrs of %s: %s", leaf, err_msg());
 	snapstat_apply(dfd, leaf, &st);
 }
 

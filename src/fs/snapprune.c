@@ -15,6 +15,7 @@
 #include "fs/quote.h"
 #include "fs/snapidx.h"
 #include "fs/snapstore.h"
+#include "fs/xattrcopy.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -27,8 +28,9 @@ enum {
 	J_TRASH = 'T',   /* X's entry at PATH (in X/inc/o) went to inc.new/trash/OBJ */
 	J_INTO = 'I',    /* H's object OBJ went to PATH in X/inc/o */
 	J_STAT = 'S',    /* PATH's stat (stats entry OBJ) before H's was set on it */
+	J_XATTR = 'A',   /* PATH's xattrs, kept on trash/OBJ before H's were set on it */
 };
-static const char JKINDS[] = { J_MOVE, J_TRASH, J_INTO, J_STAT, '\0' };
+static const char JKINDS[] = { J_MOVE, J_TRASH, J_INTO, J_STAT, J_XATTR, '\0' };
 
 /* Test builds only (tests/e2e/test_snapshot_prune.sh): FERRY_TEST_PRUNE_KILL=N
  * ends the process at the Nth step of a deletion, as kill -9 would. */
@@ -148,7 +150,49 @@ static int64_t move_obj(struct merge *g, char from, uint32_t old)
 	return g->m++;
 }
 
-/* H's stat of an entry (its meta object OBJ) onto dfd/leaf, the old one logged. */
+/* The xattrs H's meta object `hex` kept (if marked) onto dfd/leaf, whose
+ * own are kept first in the trash (logged) for an undo. One that cannot be
+ * kept is left as it is, with a warning: the snapshot before shows the
+ * entry's later xattrs, as it did before ferry kept them, and the merge
+ * goes on (a history that can never be pruned would fill the disk). */
+static int xattrs_from_h(struct merge *g, const char *hex, const struct stat *cur, int dfd,
+			 const char *leaf, const char *jpath)
+{
+	char t[9], q[FS_QUOTE_BUF];
+	int from = fs_xattr_open(g->ho, hex);
+	int to = from < 0 || !fs_xattr_marked(from) ? -1 : fs_xattr_open(dfd, leaf);
+	int kept = -1, rc = 0;
+
+	if (to < 0)
+		goto out;   /* none kept, or nothing there to set them on */
+	hex_of(t, g->t);
+	if (S_ISDIR(cur->st_mode))   /* a directory's default ACL needs a directory */
+		kept = mkdirat(g->trash, t, 0700) == 0 ? fs_xattr_open(g->trash, t) : -1;
+	else
+		kept = openat(g->trash, t, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	rc = kept < 0 ? err_sys(-errno, "keeping its xattrs") : fs_xattr_copy(to, kept);
+	if (rc == 0)
+		rc = fs_xattr_mark(kept);
+	if (rc == 0) {
+		if ((rc = jlog(g, J_XATTR, g->t++, jpath)) < 0)
+			goto out;
+		rc = fs_xattr_copy(from, to);
+	}
+	if (rc < 0) {
+		log_warn("merging snapshots: %s keeps its later xattrs: %s",
+			 fs_quote(q, jpath, strlen(jpath)), err_msg());
+		rc = 0;
+	}
+out:;
+	int fds[] = { from, to, kept };
+	for (size_t i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
+}
+
+/* H's stat of an entry (its meta object OBJ) onto dfd/leaf, and the
+ * xattrs it kept: the old ones logged first. */
 static int set_meta_from_h(struct merge *g, uint32_t hobj, int dfd, const char *leaf,
 			   const char *jpath)
 {
@@ -164,9 +208,10 @@ static int set_meta_from_h(struct merge *g, uint32_t hobj, int dfd, const char *
 	snapstat_put(b, &cur);
 	if (pwrite(g->stats, b, SNAPSTAT_LEN, (off_t)g->ns * SNAPSTAT_LEN) != SNAPSTAT_LEN)
 		return err_sys(-EIO, "merging snapshots");
-	if ((rc = jlog(g, J_STAT, g->ns++, jpath)) < 0)
+	if ((rc = jlog(g, J_STAT, g->ns++, jpath)) < 0 ||
+	    (rc = xattrs_from_h(g, hex, &cur, dfd, leaf, jpath)) < 0)
 		return rc;
-	snapstat_apply(dfd, leaf, &want);
+	snapstat_apply(dfd, leaf, &want);   /* after: an ACL set moves the group bits */
 	return 0;
 }
 
@@ -425,8 +470,16 @@ static int undo_merge_one(void *ctx, const struct snaprec *r, long long at)
 			renameat(b->no, hex, to, r->path + 2);
 		return 0;
 	}
+	if (r->kind == J_XATTR && !strncmp(r->path, "N/", 2)) {   /* on an object in inc.new */
+		if (fs_xattr_restore(b->trash, hex, b->no, r->path + 2) < 0)
+			log_warn("undoing a merge: the xattrs of %s: %s", r->path, err_msg());
+		return 0;
+	}
 	int dfd = b->xoj.root_fd >= 0 ? jail_open_parent(&b->xoj, r->path, &leaf) : -1;
-	if (r->kind == J_STAT && !strncmp(r->path, "N/", 2)) {   /* on an object in inc.new */
+	if (r->kind == J_XATTR) {
+		if (dfd >= 0 && fs_xattr_restore(b->trash, hex, dfd, leaf) < 0)
+			log_warn("undoing a merge: the xattrs of %s: %s", r->path, err_msg());
+	} else if (r->kind == J_STAT && !strncmp(r->path, "N/", 2)) {   /* on an object in inc.new */
 		uint8_t rec[SNAPSTAT_LEN];
 		struct stat st;
 		if (pread(b->stats, rec, SNAPSTAT_LEN, (off_t)r->obj * SNAPSTAT_LEN) == SNAPSTAT_LEN) {

@@ -2,8 +2,10 @@
 #include "fs/xattrcopy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -99,4 +101,36 @@ int fs_xattr_marked(int fd)
 {
 	char v;
 	return fgetxattr(fd, FS_XATTR_MARK, &v, 1) == 1;
+}
+
+int fs_xattr_open(int dfd, const char *leaf)
+{
+	struct stat st;
+
+	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))) {
+		close(fd);   /* replaced in between */
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+int fs_xattr_restore(int dir, const char *obj, int dfd, const char *leaf)
+{
+	int from = fs_xattr_open(dir, obj);
+	int to = from < 0 || !fs_xattr_marked(from) ? -1 : fs_xattr_open(dfd, leaf);
+	int rc = to < 0 ? 0 : fs_xattr_copy(from, to);
+
+	if (to >= 0)
+		close(to);
+	if (from >= 0)
+		close(from);
+	return rc < 0 ? rc : to >= 0;
 }

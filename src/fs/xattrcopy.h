@@ -19,4 +19,15 @@ int fs_xattr_copy(int src, int dst);
 int fs_xattr_mark(int fd);
 int fs_xattr_marked(int fd);
 
+/* The entry at dfd/leaf, a regular file or a directory, opened without
+ * following links (read-only, no side effect on a FIFO or a device: those
+ * are never opened). The fd, -1 with errno ENOENT/ELOOP/EINVAL (another
+ * type), or -1 with errno from open. */
+int fs_xattr_open(int dfd, const char *leaf);
+
+/* fs_xattr_copy from the history object dir/obj to the entry dfd/leaf,
+ * only when the object is marked: 1 if copied, 0 if it keeps none (or
+ * either one is missing or of another type), <0 with err_msg(). */
+int fs_xattr_restore(int dir, const char *obj, int dfd, const char *leaf);
+
 #endif

@@ -19,9 +19,10 @@ SEED=${SNAP_SEED:-21}
 FILES=${SNAP_FILES:-120}
 DAYS=${SNAP_DAYS:-8}
 FORGED=${SNAP_FORGED:-200}
-mkdir -p "$T/k" "$T/p"
+mkdir -p "$T/k" "$T/p" "$T/x"
 write_config "snapshots = yes" \
   "[k]" "path = $T/k" "protection = none" "snapshots = yes" "keep last = 2" \
+  "[x]" "path = $T/x" "protection = none" "snapshots = yes" \
   "[p]" "path = $T/p" "protection = none" "append only = yes" "keep last = 3" \
   "protect within = 1d"
 start_server
@@ -85,6 +86,52 @@ done
 [ "$steps" -gt 0 ] || fail "the deletion never completed"
 check_all "the deletion that completed"
 echo "killed at $killed points, completed at step $steps"
+
+note "a merge keeps the xattrs and ACLs a metadata record kept"
+# B changed d's and d/e's xattrs, ACLs and mode (metadata records keeping
+# A's), then C removed d (stored whole): deleting B merges its records into
+# C's, d's onto C's stored d and d/e's into it, and A must still restore as
+# it was pushed. At every step of the deletion, killed there, too.
+xs=$T/src-x
+mkdir -p "$xs/d/e" && echo f > "$xs/d/e/f" && echo g > "$xs/g"
+setfattr -n user.tag -v d-A "$xs/d" && setfacl -m u:nobody:rx -d -m u:nobody:r "$xs/d"
+setfattr -n user.tag -v e-A "$xs/d/e" && chmod 750 "$xs/d/e"
+ferry_c push -aXA --delete "$xs/" "$(url x)/" > /dev/null || fail "x: push A"
+setfattr -n user.tag -v d-B "$xs/d" && setfacl -b "$xs/d"
+setfattr -n user.tag -v e-B "$xs/d/e" && chmod 700 "$xs/d/e"
+ferry_c push -aXA --delete "$xs/" "$(url x)/" > /dev/null || fail "x: push B"
+rm -rf "$xs/d"
+ferry_c push -aXA --delete "$xs/" "$(url x)/" > /dev/null || fail "x: push C"
+mapfile -t XN < <(admin list "$T/x" | tail -n +2 | awk '{print $1}')
+[ "${#XN[@]}" = 3 ] || fail "x: ${#XN[@]} snapshots after 3 pushes"
+tag_of() { getfattr --only-values -n user.tag "$1" 2> /dev/null || true; }
+# x_is SNAP D-TAG ACL-ENTRIES E-TAG E-MODE WHEN
+x_is() {
+  rm -rf "$T/r"
+  ferry_c pull -aXA "$(url "x@$1")/" "$T/r" > /dev/null || fail "$6: restore of x@$1"
+  local got
+  got="$(tag_of "$T/r/d") $(getfacl -cp "$T/r/d" 2> /dev/null | grep -c nobody) $(tag_of "$T/r/d/e") $(stat -c %a "$T/r/d/e")"
+  [ "$got" = "$2 $3 $4 $5" ] || fail "$6: x@$1 restores d and d/e as '$got', not '$2 $3 $4 $5'"
+}
+x_is "${XN[0]}" d-A 2 e-A 750 "before the deletion"
+x_is "${XN[1]}" d-B 0 e-B 700 "before the deletion"
+cp -a "$T/x" "$T/x.bak"
+xsteps=0
+for k in $(seq 1 200); do
+  rc=0
+  FERRY_TEST_PRUNE_KILL=$k admin delete "$T/x" "${XN[1]}" > /dev/null 2> "$T/xdel.err" || rc=$?
+  grep -q "keeps its later xattrs" "$T/xdel.err" && fail "x: $(cat "$T/xdel.err")"
+  x_is "${XN[0]}" d-A 2 e-A 750 "a deletion killed at step $k (exit $rc)"
+  if admin list "$T/x" | grep -q "^${XN[1]} "; then
+    x_is "${XN[1]}" d-B 0 e-B 700 "a deletion killed at step $k"
+  fi
+  if [ "$rc" = 0 ]; then xsteps=$k; break; fi
+  [ "$rc" = 99 ] || fail "x: delete with a kill at step $k: exit $rc"
+  rm -rf "$T/x" && cp -a "$T/x.bak" "$T/x"
+done
+[ "$xsteps" -gt 5 ] || fail "x: the deletion completed at step $xsteps"
+admin list "$T/x" | grep -q "^${XN[1]} " && fail "x: ${XN[1]} is still listed"
+echo "x: killed at each of $((xsteps - 1)) steps, completed at step $xsteps"
 
 note "retention: --dry-run says why, prune deletes the rest"
 admin prune "$T/mod" --dry-run --keep-last 2 --keep-daily 1 > "$T/plan" || fail "prune --dry-run"
