@@ -133,6 +133,20 @@ int afile_open_bare(struct afile *f, int dirfd, const char *name, off_t size_hin
 	memcpy(f->final, name, n + 1);
 	f->mode = create_mode(mode);
 
+	/* A small file gets a small buffer: a fresh 1 MiB per 4 KiB file is
+	 * mmap/munmap and page faults for nothing. Taken before the file is
+	 * made: a kill -9 between the temporary's creation and its rename to a
+	 * partial name (afile_make_partial) leaves it behind, so nothing slow
+	 * goes in between. */
+	size_t cap = f->opts.buf_size;
+	if (size_hint > 0 && (uint64_t)size_hint < cap)
+		cap = (size_t)size_hint < 65536 ? 65536 : (size_t)size_hint;
+	f->buf = malloc(cap);
+	if (!f->buf) {
+		r = err_set(-ENOMEM, "write %s: no memory for a %zu-byte buffer",
+			    qname(q, name), cap);
+		goto fail;
+	}
 	for (int tries = 0;; tries++) {
 		r = fs_tmp_name(f->tmp, name);
 		if (r < 0)
@@ -145,19 +159,9 @@ int afile_open_bare(struct afile *f, int dirfd, const char *name, off_t size_hin
 		}
 		if (errno != EEXIST || tries >= 100) {
 			r = err_sys(-errno, "create temporary for %s", qname(q, name));
+			f->tmp[0] = '\0';   /* not ours: afile_abort must not remove it */
 			goto fail;
 		}
-	}
-	/* A small file gets a small buffer: a fresh 1 MiB per 4 KiB file is
-	 * mmap/munmap and page faults for nothing. */
-	size_t cap = f->opts.buf_size;
-	if (size_hint > 0 && (uint64_t)size_hint < cap)
-		cap = (size_t)size_hint < 65536 ? 65536 : (size_t)size_hint;
-	f->buf = malloc(cap);
-	if (!f->buf) {
-		r = err_set(-ENOMEM, "write %s: no memory for a %zu-byte buffer",
-			    qname(q, name), cap);
-		goto fail;
 	}
 	f->buf_cap = cap;
 	return 0;

@@ -1808,8 +1808,10 @@ static int open_target(struct receiver *r, struct afile *f, const struct m_file_
 		return 0;
 	}
 	/* the partial name first, then the (slow) preallocation */
-	if (resume_on(r) && (off_t)fb->size >= RESUME_MIN)
+	if (resume_on(r) && (off_t)fb->size >= RESUME_MIN) {
+		resume_drop(dfd, leaf);   /* a partial that is no basis here */
 		*stale = !afile_make_partial(f, &id);
+	}
 	if (afile_prealloc(f, hint) < 0) {
 		file_error(r, w->path, err_msg());
 		return 0;

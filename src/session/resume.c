@@ -62,8 +62,8 @@ void resume_drop(int dirfd, const char *leaf)
 {
 	char name[256];
 
-	if (fs_partial_name(name, leaf) < 0)
-		return;
+	if (fs_partial_name(name, leaf) < 0 || !fs_partial_ours(dirfd, name))
+		return;   /* an untagged one is a user's file of that name */
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return;

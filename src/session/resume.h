@@ -25,7 +25,12 @@ int resume_open(struct basis *b, int dirfd, const char *leaf, int old, int part,
 /* While a file arrives, the partial it is built from (open in b, and
  * locked) gives up its name to the new partial. */
 void resume_begin(const struct basis *b, int dirfd, const char *leaf);
-/* A file committed without resume: a partial of it left over is obsolete. */
+/* A partial of dirfd/leaf that ferry made and nobody is writing is removed:
+ * once a file is committed without it (obsolete), and before a new partial
+ * takes the name when it was no basis (one too small to resume from, or not
+ * asked for): left there, it kept the name, the new data went to a random
+ * temporary, and a receiver killed -9 left that behind, on a client for
+ * good (the test_killpoints campaign found one). */
 void resume_drop(int dirfd, const char *leaf);
 
 #endif

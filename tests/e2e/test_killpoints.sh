@@ -64,8 +64,18 @@ only_partials() {
     sleep 0.05
   done
   [ -z "$(pgrep -P "$SERVER_PID" || true)" ] || fail "after kill $k: a session is still running"
+  # A kill -9 in the few system calls between a temporary's creation and
+  # its rename to the partial name (before any byte or preallocation) leaves
+  # it empty: said, and removed as the box's sweep would (DESIGN, "Resume").
+  # Anything else left is a failure.
+  local t
+  for t in $(find "$1" -name '.ferry-*' ! -name '.ferry-part.*' -type f -size 0 \
+    -printf '%b %p\n' | awk '$1 == 0 {print $2}'); do
+    echo "after kill $k: the kill landed before the partial's rename: $t (empty)"
+    rm -f "$t"
+  done
   left=$(find "$1" -name '.ferry-*' ! -name '.ferry-part.*')
-  [ -z "$left" ] || fail "after kill $k: temporaries left: $(find "$1" -name '.ferry-*')"
+  [ -z "$left" ] || fail "after kill $k: temporaries left: $(find "$1" -name '.ferry-*' -printf '%p %s bytes\n')"
 }
 
 head -c $((MIB << 20)) /dev/urandom > "$T/w1.old"

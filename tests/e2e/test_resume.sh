@@ -148,6 +148,36 @@ no_temp_files "$T/mod/ch"
 grep -q 'partial file is of an older version; removed' "$T/server.log" ||
   fail "the daemon did not say it discarded the old partial"
 
+# --- a partial too small to resume from ----------------------------------------
+note "push: a partial too small to resume from gives its name to the new one"
+# (it kept the name: the new data went to a random temporary, which a
+# receiver killed -9 left behind; test_killpoints once found one)
+rm -rf "$T/mod/sm"
+ferry_bg push --bwlimit 8M "$src/big.bin" "$(url r/sm/)" &
+cpid=$!
+wait_for "$T/mod/sm/.ferry-part.big.bin" $((2 * MIB))
+kill -9 $cpid
+wait $cpid 2> /dev/null || true
+wait_sessions
+truncate -s 1000 "$T/mod/sm/.ferry-part.big.bin"   # its tag stays: ferry's, of this version
+ferry_bg push --bwlimit 8M "$src/big.bin" "$(url r/sm/)" &
+cpid=$!
+wait_for "$T/mod/sm/.ferry-part.big.bin" $((4 * MIB))
+spid=$(session_pid)
+[ -n "$spid" ] && kill -9 "$spid"
+wait $cpid 2> /dev/null || true
+wait_sessions
+only_partial "$T/mod/sm" big.bin
+check_prefix "$T/mod/sm/.ferry-part.big.bin" "$src/big.bin"
+expect_rc 0 ferry_c push "$src/big.bin" "$(url r/sm/)"
+cmp "$src/big.bin" "$T/mod/sm/big.bin" || fail "the file did not complete"
+no_temp_files "$T/mod/sm"
+# a user's own file of a partial's name (no tag) is neither used nor removed
+echo "my notes" > "$T/mod/sm/.ferry-part.notes.bin"
+head -c $((2 * MIB)) /dev/urandom > "$src/notes.bin"
+expect_rc 0 ferry_c push "$src/notes.bin" "$(url r/sm/)"
+[ "$(cat "$T/mod/sm/.ferry-part.notes.bin")" = "my notes" ] || fail "a user's .ferry-part file was changed"
+
 # --- --no-resume --------------------------------------------------------------
 note "--no-resume: an interrupted push leaves nothing"
 rm -rf "$T/mod/nr"
