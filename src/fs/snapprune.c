@@ -161,11 +161,12 @@ static int xattrs_from_h(struct merge *g, const char *hex, const struct stat *cu
 	char t[9], q[FS_QUOTE_BUF];
 	int from = fs_xattr_open(g->ho, hex);
 	int to = from < 0 || !fs_xattr_marked(from) ? -1 : fs_xattr_open(dfd, leaf);
-	int kept = -1, rc = 0;
+	int kept = -1, logged = 0, rc = 0;
 
 	if (to < 0)
 		goto out;   /* none kept, or nothing there to set them on */
-	hex_of(t, g->t);
+	uint32_t ti = g->t++;   /* its own number: a leftover never blocks the next */
+	hex_of(t, ti);
 	if (S_ISDIR(cur->st_mode))   /* a directory's default ACL needs a directory */
 		kept = mkdirat(g->trash, t, 0700) == 0 ? fs_xattr_open(g->trash, t) : -1;
 	else
@@ -174,13 +175,17 @@ static int xattrs_from_h(struct merge *g, const char *hex, const struct stat *cu
 	if (rc == 0)
 		rc = fs_xattr_mark(kept);
 	if (rc == 0) {
-		if ((rc = jlog(g, J_XATTR, g->t++, jpath)) < 0)
+		if ((rc = jlog(g, J_XATTR, ti, jpath)) < 0)
 			goto out;
-		rc = fs_xattr_copy(from, to);
+		logged = 1;
+		if ((rc = fs_xattr_copy(from, to)) < 0)
+			fs_xattr_copy(kept, to);   /* not half of each: its own again */
 	}
 	if (rc < 0) {
 		log_warn("merging snapshots: %s keeps its later xattrs: %s",
 			 fs_quote(q, jpath, strlen(jpath)), err_msg());
+		if (!logged)
+			fs_remove_tree_force(g->trash, t);
 		rc = 0;
 	}
 out:;

@@ -1802,16 +1802,19 @@ static int open_target(struct receiver *r, struct afile *f, const struct m_file_
 	off_t hint = dfd < 0 ? 0 : prealloc_hint(dfd, fb->size, w->size);
 
 	*stale = 0;
+	/* a partial that is no basis here gives up its name, before the
+	 * temporary exists: nothing but the partial's own steps between its
+	 * creation and its rename */
+	if (dfd >= 0 && resume_on(r) && (off_t)fb->size >= RESUME_MIN)
+		resume_drop(dfd, leaf);
 	if (dfd < 0 || afile_open_bare(f, dfd, leaf, hint, &r->o->writer,
 				       mode_of(r, fb->mode, 0)) < 0) {
 		file_error(r, w->path, err_msg());
 		return 0;
 	}
 	/* the partial name first, then the (slow) preallocation */
-	if (resume_on(r) && (off_t)fb->size >= RESUME_MIN) {
-		resume_drop(dfd, leaf);   /* a partial that is no basis here */
+	if (resume_on(r) && (off_t)fb->size >= RESUME_MIN)
 		*stale = !afile_make_partial(f, &id);
-	}
 	if (afile_prealloc(f, hint) < 0) {
 		file_error(r, w->path, err_msg());
 		return 0;

@@ -237,8 +237,12 @@ int snap_prune(const struct jail *mod, const struct retention *r, int dry, snap_
 	for (size_t i = 0; !dry && rc >= 0 && i < n; i++) {
 		if (why[i])
 			continue;
+		/* listed without the lock: a prune that overlapped this one (the
+		 * daemon's after two pushes in a row) may have deleted it first */
 		if ((rc = snap_delete(mod, list[i].name)) == 0)
 			deleted++;
+		else if (rc == -ENOENT)
+			rc = 0;
 	}
 	free(times);
 	free(why);

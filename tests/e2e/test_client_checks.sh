@@ -166,15 +166,24 @@ for stage in opening handshake; do
   python3 - "$stage" > "$T/hs.port" 2> "$T/hs.err" <<'PY' &
 import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+s.settimeout(30)
 print(s.getsockname()[1], flush=True)
 c, _ = s.accept()
 c.settimeout(10)
+def read(n):
+    got = b""
+    while len(got) < n:
+        b = c.recv(n - len(got))
+        if not b:
+            sys.exit("the client closed first")
+        got += b
+    return got
 line = b""
 while not line.endswith(b"\n"):      # the client's opening line
-    line += c.recv(1)
+    line += read(1)
 if sys.argv[1] == "handshake":
     c.sendall(b"FERRY/1 Noise_XX_25519_ChaChaPoly_BLAKE2b\n")
-    c.recv(2 + 32)                     # the client's first handshake message
+    read(2 + 32)                       # the client's first handshake message, all of it
 else:
     c.sendall(b"FERRY/1 Noise_XX")     # half an opening line
 c.close()
