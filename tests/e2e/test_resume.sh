@@ -54,17 +54,25 @@ check_prefix() {
   cmp -n "$n" "$1" "$2" || fail "the partial is not a prefix of the new version"
 }
 
+# push_killed MODULE/DIR/ BYTES: a push of big.bin, the client killed -9
+# once the partial holds BYTES; back when the session has noticed the end
+# of the connection and closed the partial
+push_killed() {
+  local cpid
+  ferry_bg push --bwlimit 8M "$src/big.bin" "$(url "$1")" &
+  cpid=$!
+  wait_for "$T/mod/${1#*/}.ferry-part.big.bin" "$2"
+  kill -9 $cpid
+  wait $cpid 2> /dev/null || true
+  wait_sessions
+}
+
 # --- push, the client killed ------------------------------------------------
 for mod in m r; do   # protection none and encrypt
   note "push to $mod: kill -9 of the client mid-file, then the rerun resumes"
   rm -rf "$T/mod/p$mod"
   head -c $SIZE /dev/urandom > "$src/big.bin"
-  ferry_bg push --bwlimit 8M "$src/big.bin" "$(url "$mod/p$mod/")" &
-  cpid=$!
-  wait_for "$T/mod/p$mod/.ferry-part.big.bin" $((10 * MIB))
-  kill -9 $cpid
-  wait $cpid 2> /dev/null || true
-  wait_sessions   # the session notices the end of the connection and closes the partial
+  push_killed "$mod/p$mod/" $((10 * MIB))
   [ -e "$T/mod/p$mod/big.bin" ] && fail "a partial file under the final name"
   only_partial "$T/mod/p$mod" big.bin
   check_prefix "$T/mod/p$mod/.ferry-part.big.bin" "$src/big.bin"
@@ -135,12 +143,7 @@ sent=$(stat_of "$T/out" "Total bytes sent")
 note "push: a partial of a source that changed meanwhile is discarded"
 rm -rf "$T/mod/ch"
 head -c $SIZE /dev/urandom > "$src/big.bin"
-ferry_bg push --bwlimit 8M "$src/big.bin" "$(url r/ch/)" &
-cpid=$!
-wait_for "$T/mod/ch/.ferry-part.big.bin" $((8 * MIB))
-kill -9 $cpid
-wait $cpid 2> /dev/null || true
-wait_sessions
+push_killed r/ch/ $((8 * MIB))
 head -c $SIZE /dev/urandom > "$src/big.bin"   # another version, same size
 expect_rc 0 ferry_c push "$src/big.bin" "$(url r/ch/)"
 cmp "$src/big.bin" "$T/mod/ch/big.bin" || fail "the new source did not arrive"
@@ -153,12 +156,7 @@ note "push: a partial too small to resume from gives its name to the new one"
 # (it kept the name: the new data went to a random temporary, which a
 # receiver killed -9 left behind; test_killpoints once found one)
 rm -rf "$T/mod/sm"
-ferry_bg push --bwlimit 8M "$src/big.bin" "$(url r/sm/)" &
-cpid=$!
-wait_for "$T/mod/sm/.ferry-part.big.bin" $((2 * MIB))
-kill -9 $cpid
-wait $cpid 2> /dev/null || true
-wait_sessions
+push_killed r/sm/ $((2 * MIB))
 truncate -s 1000 "$T/mod/sm/.ferry-part.big.bin"   # its tag stays: ferry's, of this version
 ferry_bg push --bwlimit 8M "$src/big.bin" "$(url r/sm/)" &
 cpid=$!
