@@ -73,13 +73,20 @@ for st in j["stages"]:
 print("   round trip %s ms" % d.get("rtt_ms"), file=sys.stderr)
 PY
 }
-# resent_up: "yes" when the last run's upload sender resent 1.5 % of its bytes (LOSS_BOUND)
+# resent_up: "yes" when the last run's upload sender resent 1.5 % of its bytes
+# (LOSS_BOUND) with neither end wanting 85 % of a core (CPU_BOUND), or 5 %
+# (LOSS_BUSY_BOUND) whatever they wanted: a loss the verdict must name
 resent_up() {
   python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
 st = [s for s in j["stages"] if s["name"] == "net_up_" + j["remote"]["protection"]]
-print("yes" if st and (st[0].get("retransmitted") or 0) >= 0.015 else "no")' "$T/verdict.json"
+if not st:
+    print("no"); sys.exit()
+st = st[0]
+busy = (st.get("server_cpu") or 0) + (st.get("server_cpu_wait") or 0) >= 0.85 or \
+       (st.get("client_cpu") or 0) >= 0.85
+print("yes" if (st.get("retransmitted") or 0) >= (0.05 if busy else 0.015) else "no")' "$T/verdict.json"
 }
 # expect CASE GOT WANT_UP WANT_DOWN: a pattern each ('*' = any)
 RIGHT=0 COUNTED=0
@@ -147,9 +154,11 @@ for c in $CASES; do
     # resent no bytes at all while nftables counted drops (TCP moved 1.5 GB/s,
     # twice the uninjected rate): the loss did not reach TCP, so there was no
     # loss bottleneck to name. Measure again then, once, and say so; a loss
-    # that did reach TCP must be named the first time.
+    # that did reach TCP must be named the first time. The same when other
+    # tests held a whole core of one end meanwhile (a held receiver drops
+    # what overflows: the verdict then wants 5 % resent to blame the link).
     if [ "${got%%|*}" != "network (loss)" ] && [ "$(resent_up)" = no ]; then
-      note "  the sender resent under 1.5 % of its bytes: the loss did not bite; once more"
+      note "  the sender resent under 1.5 % of its bytes (5 % with an end busy a whole core): the loss did not bite; once more"
       got=$(verdict m)
     fi
     expect loss "$got" "network (loss)" "*"
