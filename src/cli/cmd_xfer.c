@@ -17,6 +17,7 @@
 #include "cli/filter_args.h"
 #include "cli/opts.h"
 #include "cli/view.h"
+#include "fs/dirlist.h"
 #include "session/receiver.h"
 #include "session/sender.h"
 #include "session/zdata.h"
@@ -136,7 +137,7 @@ static int sources_open(char **args, int n, const struct xfer_cli *x, struct sou
 		jails[k].root_fd = -1;
 		int rc = source_open(args[i], &srcs[k], &jails[k]);
 		if (rc == 0)
-			k++;
+			jails[k++].follow = x->follow != FOLLOW_NONE;   /* -L, -k: the PC's own links */
 		else if (!(x->ignore_missing && rc == -ENOENT))
 			xfer_error(local, "%s", err_msg());
 	}
@@ -194,7 +195,7 @@ int cmd_push(int argc, char **argv)
 	}
 	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
 		/* the PC rolls over its files against the box's signatures */
-		struct xfer_opts o = { .flags = x.flags, .do_delta = 1,
+		struct xfer_opts o = { .flags = x.flags, .do_delta = 1, .follow = x.follow,
 				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		stop_resumes = !(x.flags & REQ_NO_RESUME);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fs/dirlist.h"
 #include "fs/jail.h"
 #include "util/chmod.h"
 #include "cli/cli.h"
@@ -48,7 +49,8 @@ struct rflag {
 };
 
 #define NO_SHELL "ferry talks to its own daemon over its own protocol: there is no remote shell"
-#define NO_FOLLOW "ferry keeps symlinks as links and never follows one (the jail relies on it)"
+#define NO_FOLLOW "the box keeps symlinks as links and never follows one (the jail relies on it); " \
+	"push -L and -k follow the PC's own"
 #define NO_IDMAP "owners and groups are mapped by name, or kept as numbers with --numeric-ids"
 #define FAKE_SUPER "on the box, a module with 'fake super = yes' keeps owners, devices and modes in xattrs; on the PC, run as root to keep them"
 #define NO_CVS "ferry has no built-in exclude list: write the patterns with --exclude or a .ferry-filter file (-F)"
@@ -88,13 +90,13 @@ static const struct rflag rsync_flags[] = {
 	{ "old-d", 0, 0, REFUSE, 0, "ferry always recurses" },
 	{ "mkpath", 0, 0, SAME, 0, "ferry creates a push's missing destination directories" },
 	{ "links", 'l', 0, SAME, 0, "ferry always keeps symlinks as symlinks" },
-	{ "copy-links", 'L', 0, REFUSE, 0, NO_FOLLOW },
+	{ "copy-links", 'L', 0, OWN, 'L', NULL },
 	{ "copy-unsafe-links", 0, 0, REFUSE, 0, NO_FOLLOW },
 	{ "safe-links", 0, 0, REFUSE, 0, NO_FOLLOW },
 	{ "insecure-links", 0, 0, REFUSE, 0, NO_FOLLOW },
 	{ "confine-root", 0, 1, REFUSE, 0, "the daemon confines every module to its directory itself" },
 	{ "munge-links", 0, 0, REFUSE, 0, NO_FOLLOW },
-	{ "copy-dirlinks", 'k', 0, REFUSE, 0, NO_FOLLOW },
+	{ "copy-dirlinks", 'k', 0, OWN, 'k', NULL },
 	{ "keep-dirlinks", 'K', 0, REFUSE, 0, NO_FOLLOW },
 	{ "hard-links", 'H', 0, OWN, 'H', NULL },
 	{ "perms", 'p', 0, SAME, 0, "ferry always keeps permissions" },
@@ -398,6 +400,8 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'c': x->flags |= REQ_CHECKSUM; break;
 	case 'u': x->flags |= REQ_UPDATE; break;
 	case 'x': x->flags |= REQ_ONE_FS; break;
+	case 'L': x->follow = FOLLOW_ALL; break;
+	case 'k': x->follow = x->follow == FOLLOW_ALL ? FOLLOW_ALL : FOLLOW_DIRS; break;
 	case 'n': x->flags |= REQ_DRY_RUN; break;
 	case 'I': x->flags |= REQ_IGNORE_TIMES; break;
 	case 'W': x->flags |= REQ_WHOLE_FILE; break;
@@ -554,6 +558,11 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 	x->co.compress_level = x->zlevel;
 	if (x->suffix && !(x->flags & REQ_BACKUP))
 		return bad(cmd, "--suffix goes with --backup or --backup-dir");
+	/* rsync's -L and -k are the sender's: on a pull or ls that is the box */
+	if (x->follow && strcmp(cmd, "push"))
+		return bad(cmd, "%s follows the sender's symlinks, and the box never follows one (the "
+			   "jail relies on it): it works with push", x->follow == FOLLOW_ALL ?
+			   "-L/--copy-links" : "-k/--copy-dirlinks");
 	log_init("ferry", x->co.quiet ? LOG_ERR : x->co.verbose > 1 ? LOG_DEBUG : LOG_WARN, 0);
 	if ((x->flags & REQ_DRY_RUN) && !x->co.verbose && !x->itemize)
 		x->co.verbose = 1;

@@ -39,6 +39,7 @@ struct xfer_cli {
 	uint32_t max_delete;        /* --max-delete, with REQ_MAX_DELETE */
 	uint32_t flags2;            /* REQ2_* */
 	uint64_t max_size, min_size;   /* --max-size, --min-size, with REQ2_* */
+	int follow;                 /* -L, -k: enum follow (fs/dirlist.h); push only */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

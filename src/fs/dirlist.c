@@ -76,7 +76,25 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+int fs_stat_entry(int dirfd, const char *name, struct stat *st, enum follow follow)
+{
+	struct stat t;
+
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	/* a link whose target is gone (or a loop) stays the link it is */
+	if (follow != FOLLOW_NONE && S_ISLNK(st->st_mode) && fstatat(dirfd, name, &t, 0) == 0 &&
+	    (follow == FOLLOW_ALL || S_ISDIR(t.st_mode)))
+		*st = t;
+	return 0;
+}
+
 int dirlist_read(int dirfd, struct dirlist *out)
+{
+	return dirlist_read_as(dirfd, out, FOLLOW_NONE);
+}
+
+int dirlist_read_as(int dirfd, struct dirlist *out, enum follow follow)
 {
 	size_t *offs = NULL;   /* the names' arena offsets: the arena moves as it grows */
 	size_t n = 0, ecap = 0, ocap = 0;
@@ -115,10 +133,12 @@ int dirlist_read(int dirfd, struct dirlist *out)
 		if (e->d_name[0] == '.' && (e->d_name[1] == '\0' ||
 		    (e->d_name[1] == '.' && e->d_name[2] == '\0')))
 			continue;
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT)
+		if ((r = fs_stat_entry(dirfd, e->d_name, &st, follow)) < 0) {
+			if (r == -ENOENT) {
+				r = 0;
 				continue;   /* deleted since readdir */
-			r = err_sys(-errno, "stat %s", e->d_name);
+			}
+			r = err_sys(r, "stat %s", e->d_name);
 			break;
 		}
 		nl = strlen(e->d_name) + 1;
@@ -228,6 +248,14 @@ int dirstack_next_dir(struct dirstack *d)
 		return 1;
 	}
 	return 0;
+}
+
+const struct dirlevel *dirstack_find(const struct dirstack *d, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->lv[i].st.st_dev == dev && d->lv[i].st.st_ino == ino)
+			return &d->lv[i];
+	return NULL;
 }
 
 const struct dirlevel *dirstack_top(const struct dirstack *d)

@@ -35,10 +35,19 @@ struct dirlist {
 	char *arena;         /* all names, owned */
 };
 
+/* Which symlinks a PC's sender follows: none (the default, and always on a
+ * box), all (push -L) or those to directories (push -k). */
+enum follow { FOLLOW_NONE = 0, FOLLOW_ALL, FOLLOW_DIRS };
+
+/* The entry's lstat, or under `follow` its target's; a link whose target is
+ * missing (or loops) stays a link. Returns 0 or -errno. */
+int fs_stat_entry(int dirfd, const char *name, struct stat *st, enum follow follow);
 /* Reads every entry of the open directory `dirfd` except "." and "..",
  * lstat()s each relative to it, and sorts by name. An entry that vanishes
  * between readdir and fstatat is skipped. dirfd stays open and unchanged. */
 int dirlist_read(int dirfd, struct dirlist *out);
+/* The same with fs_stat_entry's `follow`. */
+int dirlist_read_as(int dirfd, struct dirlist *out, enum follow follow);
 void dirlist_free(struct dirlist *l);
 /* 1 if the open directory holds nothing but "." and "..", else 0 (an error
  * too: then the caller stats as usual). One getdents64 call; it moves
@@ -76,6 +85,9 @@ int dirstack_push(struct dirstack *d, struct dirlist *l, const struct stat *st);
  * returns 1; or restores the top level's own path and returns 0 when none is
  * left. A child whose path would pass PATH_MAX_WIRE is passed over. */
 int dirstack_next_dir(struct dirstack *d);
+/* The level whose directory is dev/ino, or NULL: a walk that follows
+ * symlinks meets a directory of its own path again (a loop). */
+const struct dirlevel *dirstack_find(const struct dirstack *d, dev_t dev, ino_t ino);
 /* The deepest level; the stack must not be empty. */
 const struct dirlevel *dirstack_top(const struct dirstack *d);
 /* Frees the deepest level's listing; d->path becomes its parent's path. */

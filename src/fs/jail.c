@@ -76,6 +76,7 @@ int jail_open(struct jail *j, const char *root)
 
 	j->root_fd = -1;
 	j->have_openat2 = 0;
+	j->follow = 0;
 	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return err_sys(-errno, "module root %s", root);
@@ -98,6 +99,7 @@ int jail_open_at(struct jail *out, const struct jail *parent, const char *rel)
 
 	out->root_fd = -1;
 	out->have_openat2 = parent->have_openat2;
+	out->follow = 0;
 	if (fd < 0)
 		return fd;
 	out->root_fd = fd;
@@ -165,6 +167,18 @@ static int walk_open(int root_fd, const char *path, size_t len, int flags)
 	return cur;
 }
 
+/* A following jail's open: the path as it is, symlinks and all. */
+static int follow_open(int root_fd, const char *path, size_t len, int flags)
+{
+	char buf[PATH_MAX_WIRE + 1], q[FS_QUOTE_BUF];
+	int fd;
+
+	memcpy(buf, len ? path : ".", len ? len : 1);
+	buf[len ? len : 1] = '\0';
+	fd = openat(root_fd, buf, flags | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : err_sys(-errno, "open %s", fs_quote(q, path, len));
+}
+
 /* Opens directory path[0..len) under the root; path_check first. */
 static int jail_open_len(const struct jail *j, const char *path, size_t len, int flags)
 {
@@ -173,6 +187,8 @@ static int jail_open_len(const struct jail *j, const char *path, size_t len, int
 
 	if (r < 0)
 		return r;
+	if (j->follow)
+		return follow_open(j->root_fd, path, len, flags);
 	if (!j->have_openat2)
 		return walk_open(j->root_fd, path, len, flags);
 	if (len == 0) {

@@ -21,6 +21,10 @@ int path_check(const char *path, size_t len);
 struct jail {
 	int root_fd;        /* O_PATH | O_DIRECTORY, owned */
 	int have_openat2;   /* probed once in jail_open */
+	/* A PC's own source under push -L or -k: the directories named are
+	 * opened through symlinks (what the user asked; no name here came from
+	 * the network). Never set for a module or a destination. */
+	int follow;
 };
 
 /* Opens `root` (which may itself be a symlink: the admin chose it) and probes
@@ -34,7 +38,8 @@ int jail_open_at(struct jail *out, const struct jail *parent, const char *rel);
 void jail_close(struct jail *j);
 
 /* Opens the directory `rel` under the root with `flags` (O_DIRECTORY is
- * added; use O_RDONLY or O_PATH). No component may be a symlink. */
+ * added; use O_RDONLY or O_PATH). No component may be a symlink (unless the
+ * jail follows). */
 int jail_open_dir(const struct jail *j, const char *rel, int flags);
 /* Opens the parent directory of `rel` (which must not be "") O_RDONLY (so it
  * can also be read or fsynced) and sets *leaf to its last component (a pointer

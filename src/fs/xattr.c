@@ -27,7 +27,7 @@ static ssize_t do_list(const struct xa_at *at, char *buf, size_t cap)
 		return flistxattr(at->fd, buf, cap);
 	if (proc_path(at, p, sizeof p) < 0)
 		return errno = ENAMETOOLONG, -1;
-	return llistxattr(p, buf, cap);
+	return at->follow ? listxattr(p, buf, cap) : llistxattr(p, buf, cap);
 }
 
 ssize_t fs_xattr_get(const struct xa_at *at, const char *name, void *out, size_t cap)
@@ -40,7 +40,7 @@ ssize_t fs_xattr_get(const struct xa_at *at, const char *name, void *out, size_t
 	else if (proc_path(at, p, sizeof p) < 0)
 		return -ENAMETOOLONG;
 	else
-		n = lgetxattr(p, name, out, cap);
+		n = at->follow ? getxattr(p, name, out, cap) : lgetxattr(p, name, out, cap);
 	return n < 0 ? -errno : n;
 }
 

@@ -33,7 +33,11 @@ struct xattr_buf {
 };
 
 /* Where an entry is: fd >= 0, else dirfd/name (not followed). */
-struct xa_at { int fd, dirfd; const char *name; };
+struct xa_at {
+	int fd, dirfd;
+	const char *name;
+	int follow;   /* reading dirfd/name: its symlink's target's (push -L) */
+};
 
 void xattr_buf_free(struct xattr_buf *b);
 /* Reads the entry's set of `ns` into b (allocating b->p once). -E2BIG (with

@@ -136,8 +136,8 @@ static int regular_or_close(int fd, const char *wpath, struct stat *st)
 	return fd;
 }
 
-/* Opens a file of the source for reading, never through a symlink, and never
- * anything but a regular file: O_NONBLOCK, because a FIFO (or a device)
+/* Opens a file of the source for reading, never through a symlink (but
+ * push -L's), and never anything but a regular file: O_NONBLOCK, because a FIFO (or a device)
  * swapped in for the listed file by a local user would block open() until a
  * writer came, holding the session forever. */
 static int open_source_file(struct sender *s, uint16_t si, const char *wpath, struct stat *st)
@@ -164,7 +164,8 @@ static int open_source_file(struct sender *s, uint16_t si, const char *wpath, st
 		memcpy(s->pdir, lp, dlen);
 		s->pdir[dlen] = '\0';
 	}
-	int fd = openat(s->pdir_fd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = openat(s->pdir_fd, leaf, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+			(s->o->follow == FOLLOW_ALL ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return err_sys(-errno, "%s: open", wpath);
 	return regular_or_close(fd, wpath, st);
@@ -645,7 +646,7 @@ static int hard_link_of(struct sender *s, int dfd, const char *name, const char 
 	struct stat full;
 	size_t len = strlen(wpath);
 
-	if (fstatat(dfd, name, &full, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(full.st_mode) ||
+	if (fs_stat_entry(dfd, name, &full, s->o->follow) < 0 || !S_ISREG(full.st_mode) ||
 	    full.st_nlink < 2)
 		return 0;   /* changed since listed: sent as it was listed */
 	struct hlink_group *g = hlinks_find(&s->hl, (uint64_t)full.st_dev, (uint64_t)full.st_ino);
@@ -780,12 +781,17 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 {
 	struct m_entry *e = &s->out.u.entry;
 	struct dent_stat stv = *st_listed, *st = &stv;
-	struct xa_at at = { .fd = -1, .dirfd = dfd, .name = name };
+	struct xa_at at = { .fd = -1, .dirfd = dfd, .name = name,
+			    .follow = s->o->follow == FOLLOW_ALL };
 	uint32_t major = 0, minor = 0;
 	int rc;
 
 	fake_view(s, &at, st, &major, &minor);
 	int type = entry_type(st->st_mode);
+	if (type == ENT_LNK && s->o->follow == FOLLOW_ALL) {   /* its target is gone, as rsync says */
+		sender_failed(s, wpath, "symlink has no referent: \"%s\"", wpath);
+		return 0;
+	}
 	if (!type || (type == ENT_SPECIAL && !special_wanted(s, st->st_mode))) {
 		/* said by default on the PC (do_delta: the PC's sender), as rsync's
 		 * --info=nonreg; a box's log gets it with -v only */
@@ -797,7 +803,7 @@ static int emit_entry(struct sender *s, uint16_t si, int dfd, const char *name,
 	}
 	if (type == ENT_SPECIAL && !s->o->fake_super) {
 		struct stat full;
-		if (fstatat(dfd, name, &full, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fs_stat_entry(dfd, name, &full, s->o->follow) < 0 ||
 		    (full.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
 			sender_failed(s, wpath, "%s: changed while listed, not sent", wpath);
 			return 0;
@@ -971,6 +977,21 @@ static int excluded_top(const struct sender *s, size_t i, const struct stat *st)
 			       xfilter_module_excluded(s->o->module_filter, src->base, src->top, dir));
 }
 
+/* Following links (-L, -k), a directory that is one of its own ancestors
+ * again: said, and not descended (rsync goes round until the path is too
+ * long). */
+static int link_loop(struct sender *s, const struct dirstack *d, const struct stat *st,
+		     const char *wpath)
+{
+	const struct dirlevel *v = s->o->follow ? dirstack_find(d, st->st_dev, st->st_ino) : NULL;
+
+	if (v)
+		sender_failed(s, wpath, "%s: a symlink loop (the same directory as \"%.*s\"), "
+			      "not descended", wpath, v->plen ? (int)v->plen : 1,
+			      v->plen ? d->path : ".");
+	return v != NULL;
+}
+
 /* Lists the directory open as dfd, whose wire path is d->path: DIR_BEGIN, an
  * ENTRY per child, DIR_END. Its listing then stays on the stack for the
  * descent into its subdirectories (unless the walk is one level only). */
@@ -980,11 +1001,15 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 	struct dirlist l = { 0 };
 	struct stat dst;
 	char child[PATH_MAX_WIRE + 1];
-	int rc = dirlist_read(dfd, &l);
+	int rc = dirlist_read_as(dfd, &l, s->o->follow);
 
 	if (rc < 0 || fstat(dfd, &dst) < 0) {
 		sender_failed(s, wpath, "%s: cannot list directory: %s", wpath[0] ? wpath : ".",
 			      rc < 0 ? err_msg() : "fstat failed");
+		dirlist_free(&l);
+		return 0;
+	}
+	if (link_loop(s, d, &dst, wpath)) {
 		dirlist_free(&l);
 		return 0;
 	}
@@ -1101,8 +1126,8 @@ static int walk_root(struct sender *s)
 		const char *leaf;
 		path_join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
 		int dfd = jail_open_parent(s->srcs[i].jail, lp, &leaf);
-		if (dfd < 0 || fstatat(dfd, leaf, &sts[i], AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = dfd < 0 ? dfd : err_sys(-errno, "%s", lp);
+		if (dfd < 0 || (rc = fs_stat_entry(dfd, leaf, &sts[i], s->o->follow)) < 0) {
+			rc = dfd < 0 ? dfd : err_sys(rc, "%s", lp);
 			if (dfd >= 0)
 				close(dfd);
 			free(sts);
@@ -1166,7 +1191,8 @@ static void count_enter(const struct sender *s, uint16_t si, struct dirstack *d,
 
 	if (dfd < 0)
 		return;
-	if (dirlist_read(dfd, &l) == 0 && fstat(dfd, &st) == 0 &&
+	if (dirlist_read_as(dfd, &l, s->o->follow) == 0 && fstat(dfd, &st) == 0 &&
+	    (!s->o->follow || !dirstack_find(d, st.st_dev, st.st_ino)) &&
 	    xfilter_goto(s->o->filter, wpath) == 0) {
 		drop_unsent(s, si, dfd, &l, wpath);
 		for (size_t i = 0; i < l.n; i++) {
@@ -1215,7 +1241,7 @@ static int send_totals(struct sender *s)
 		const char *leaf;
 		path_join(lp, sizeof lp, s->srcs[i].base, s->srcs[i].top);
 		int dfd = jail_open_parent(s->srcs[i].jail, lp[0] ? lp : ".", &leaf);
-		int got = lp[0] && dfd >= 0 && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		int got = lp[0] && dfd >= 0 && fs_stat_entry(dfd, leaf, &st, s->o->follow) == 0;
 		if (got && s->srcs[i].top[0] &&
 		    (xfilter_goto(s->o->filter, "") < 0 || excluded_top(s, i, &st))) {
 			/* not sent: not counted */

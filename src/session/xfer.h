@@ -41,6 +41,7 @@ struct xfer_opts {
 	uint64_t max_size, min_size; /* receiver, with REQ2_MAX_SIZE / REQ2_MIN_SIZE */
 	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
+	int follow;                  /* sender: enum follow (fs/dirlist.h), a PC's push only */
 	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
 	int send_sig;                /* sender: answers WANT_SIG (a box: pull) */
 	struct xfilter *filter;      /* filter rules (session/xfilter.h); NULL = none */
