@@ -23,6 +23,8 @@
 #include "session/zdata.h"
 #include "util/config.h"
 #include "util/err.h"
+#include "util/pathset.h"
+#include "util/readfile.h"
 #include "util/log.h"
 
 static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
@@ -144,6 +146,51 @@ static int sources_open(char **args, int n, const struct xfer_cli *x, struct sou
 	return k;
 }
 
+/* The largest --files-from list read: the PC holds it, sorted. */
+#define FILES_FROM_MAX (256u << 20)
+
+/* --files-from: the list, read now ("-": standard input). Its paths are
+ * relative to the one source, a directory, whose trailing slash does not
+ * matter (as rsync): *src becomes "SRC/" (owned by the caller). 0, or an
+ * exit code after one line. */
+static int files_from_load(const struct xfer_cli *x, int nsrc, char **src, struct pathset *ps)
+{
+	char what[4200], *data;
+	size_t len, n = strlen(*src);
+	int fd, rc;
+
+	if (nsrc != 1)
+		return die_msg("push --files-from: give one source directory (the list's paths are "
+			       "relative to it)"), EXIT_USAGE;
+	snprintf(what, sizeof what, "--files-from %s", x->files_from);
+	fd = !strcmp(x->files_from, "-") ? dup(STDIN_FILENO) :
+					   open(x->files_from, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return die_msg("%s: %s", what, strerror(errno)), EXIT_USAGE;
+	rc = read_stream_fd(fd, FILES_FROM_MAX, &data, &len);
+	close(fd);
+	if (rc == 0 && len >= FILES_FROM_MAX) {
+		free(data);
+		rc = -EFBIG;
+	}
+	if (rc < 0)
+		return die_msg("%s: %s", what, rc == -EFBIG ? "longer than 256 MiB" : strerror(-rc)),
+		       EXIT_USAGE;
+	rc = pathset_parse(ps, data, len, x->from0, what);
+	free(data);
+	if (rc < 0)
+		return die_msg("%s", err_msg()), EXIT_USAGE;
+	ps->recursive = x->explicit_r;   /* -a's -r does not count here, as in rsync */
+	char *s = malloc(n + 2);
+	if (!s) {
+		pathset_free(ps);
+		return die_msg("out of memory"), EXIT_LOCAL;
+	}
+	snprintf(s, n + 2, "%s%s", *src, n && (*src)[n - 1] == '/' ? "" : "/");
+	*src = s;
+	return 0;
+}
+
 int cmd_push(int argc, char **argv)
 {
 	struct xfer_cli x;
@@ -153,6 +200,8 @@ int cmd_push(int argc, char **argv)
 	struct conn c = { 0 };
 	struct view v;
 	struct xfer_stats st = { 0 }, local = { 0 };
+	struct pathset ps = { 0 };
+	char *listed_src = NULL;   /* --files-from's "SRC/", owned */
 	int first = xfer_opts_parse(argc, argv, &x);
 
 	if (first < 0)
@@ -169,6 +218,11 @@ int cmd_push(int argc, char **argv)
 			rc = (die_msg("push: %s is a ferry private key: -i means --itemize-changes, as "
 				      "in rsync; give a key with --identity FILE", argv[i]), EXIT_USAGE);
 	}
+	if (rc == 0 && x.files_from && nsrc >= 1) {
+		listed_src = argv[first];
+		if ((rc = files_from_load(&x, nsrc, &listed_src, &ps)) != 0)
+			listed_src = NULL;
+	}
 	if (rc)
 		return rc;
 	struct source *srcs = calloc((size_t)nsrc, sizeof *srcs);
@@ -176,16 +230,21 @@ int cmd_push(int argc, char **argv)
 	if (!srcs || !jails) {
 		free(srcs);
 		free(jails);
+		free(listed_src);
+		pathset_free(&ps);
 		return die_msg("out of memory"), EXIT_LOCAL;
 	}
 	struct xfilter xf = { 0 };
 	if ((rc = filter_args_build(&x, &xf)) != 0) {
 		free(jails);
 		free(srcs);
+		free(listed_src);
+		pathset_free(&ps);
 		return rc;
 	}
 	x.co.filter = &xf;
-	int nopen = sources_open(argv + first, nsrc, &x, srcs, jails, &local);
+	int nopen = sources_open(listed_src ? &listed_src : argv + first, nsrc, &x, srcs, jails,
+				 &local);
 	if (nopen == 0) {
 		/* each source was named already, as it failed */
 		rc = local.errors ? (die_msg("push: nothing to send"), EXIT_PARTIAL) : EXIT_OK;
@@ -196,6 +255,7 @@ int cmd_push(int argc, char **argv)
 	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
 		/* the PC rolls over its files against the box's signatures */
 		struct xfer_opts o = { .flags = x.flags, .do_delta = 1, .follow = x.follow,
+				       .files_from = x.files_from ? &ps : NULL,
 				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		stop_resumes = !(x.flags & REQ_NO_RESUME);
@@ -215,6 +275,8 @@ int cmd_push(int argc, char **argv)
 	xfilter_free(&xf);
 	free(jails);
 	free(srcs);
+	free(listed_src);
+	pathset_free(&ps);
 	return rc;
 }
 

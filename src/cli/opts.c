@@ -33,7 +33,7 @@ enum {
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
-	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE,
+	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE, O_FILES_FROM,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -202,8 +202,8 @@ static const struct rflag rsync_flags[] = {
 	{ "exclude-from", 0, 1, OWN, O_EXCLUDE_FROM, NULL },
 	{ "include", 0, 1, OWN, O_INCLUDE, NULL },
 	{ "include-from", 0, 1, OWN, O_INCLUDE_FROM, NULL },
-	{ "files-from", 0, 1, REFUSE, 0, "not implemented" },
-	{ "from0", '0', 0, REFUSE, 0, "there are no *-from files yet" },
+	{ "files-from", 0, 1, OWN, O_FILES_FROM, NULL },
+	{ "from0", '0', 0, OWN, '0', NULL },
 	{ "old-args", 0, 0, REFUSE, 0, "ferry sends paths inside its protocol, never through a shell" },
 	{ "secluded-args", 's', 0, SAME, 0, "ferry always sends paths inside its encrypted protocol" },
 	{ "trust-sender", 0, 0, SAME, 0, "ferry checks every name a sender sends, always" },
@@ -381,7 +381,9 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		x->recursive = 1;
 		x->flags |= REQ_OWNER | REQ_GROUP | REQ_DEVICES | REQ_SPECIALS;
 		break;
-	case 'r': x->recursive = 1; break;   /* ls -r */
+	case 'r': x->recursive = 1; x->explicit_r = 1; break;   /* ls -r; --files-from's -r */
+	case O_FILES_FROM: x->files_from = optarg; break;
+	case '0': x->from0 = 1; break;
 	case 'o': x->flags |= REQ_OWNER; break;
 	case 'g': x->flags |= REQ_GROUP; break;
 	case 'X': x->flags |= REQ_XATTRS; break;
@@ -558,6 +560,14 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 	x->co.compress_level = x->zlevel;
 	if (x->suffix && !(x->flags & REQ_BACKUP))
 		return bad(cmd, "--suffix goes with --backup or --backup-dir");
+	if (x->files_from && strcmp(cmd, "push"))
+		return bad(cmd, "--files-from works with push: the list names the PC's files");
+	if (x->files_from && (x->flags & REQ_DELETE))
+		return bad(cmd, "--files-from with --delete is not supported: ferry would delete in "
+			   "each directory on the way what the list leaves out");
+	if (x->from0 && !x->files_from)
+		return bad(cmd, "--from0 goes with --files-from (--exclude-from and --include-from "
+			   "read lines)");
 	/* rsync's -L and -k are the sender's: on a pull or ls that is the box */
 	if (x->follow && strcmp(cmd, "push"))
 		return bad(cmd, "%s follows the sender's symlinks, and the box never follows one (the "

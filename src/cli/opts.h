@@ -40,6 +40,9 @@ struct xfer_cli {
 	uint32_t flags2;            /* REQ2_* */
 	uint64_t max_size, min_size;   /* --max-size, --min-size, with REQ2_* */
 	int follow;                 /* -L, -k: enum follow (fs/dirlist.h); push only */
+	int explicit_r;             /* -r itself (-a's does not count with --files-from) */
+	const char *files_from;     /* --files-from FILE ("-": stdin); push only */
+	int from0;                  /* -0, --from0: its entries end at a NUL */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

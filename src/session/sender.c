@@ -25,6 +25,7 @@
 #include "session/xmeta.h"
 #include "util/err.h"
 #include "util/path.h"
+#include "util/pathset.h"
 #include "util/log.h"
 
 enum pstate { P_UNDECIDED = 0, P_WANTED = 1, P_SKIPPED = 2 };
@@ -957,6 +958,9 @@ static void drop_unsent(const struct sender *s, uint16_t si, int dfd, struct dir
 		int dir = S_ISDIR(e->st.st_mode);
 		if (ours_in_progress(dfd, e))
 			continue;
+		if (o->files_from && (path_join(child, sizeof child, wpath, e->name) < 0 ||
+				      !pathset_wants(o->files_from, child, dir)))
+			continue;
 		if ((o->filter || o->module_filter) &&
 		    path_join(child, sizeof child, wpath, e->name) == 0 &&
 		    (xfilter_excluded(o->filter, FILTER_SENDER, child, dir) ||
@@ -1175,6 +1179,35 @@ static int walk_root(struct sender *s)
 	return rc;
 }
 
+/* --files-from: an entry the walk never met is named when it is not there
+ * (rsync's "link_stat failed"); one the rules excluded, or below a directory
+ * they did, is left out in silence. */
+static void listed_not_found(struct sender *s)
+{
+	const struct pathset *ps = s->o->files_from;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		const char *p = ps->e[i].path, *leaf;
+		char lp[PATH_MAX_WIRE + 1];
+		struct stat st;
+		int rc;
+
+		if (ps->e[i].seen || !p[0])
+			continue;
+		if ((rc = local_path(&s->srcs[0], p, lp, sizeof lp)) == 0) {
+			int dfd = jail_open_parent(s->srcs[0].jail, lp, &leaf);
+			rc = dfd < 0 ? dfd : fs_stat_entry(dfd, leaf, &st, s->o->follow);
+			if (dfd >= 0)
+				close(dfd);
+			if (rc == 0)
+				continue;
+			if (dfd >= 0)
+				err_set(rc, "%s", strerror(-rc));
+		}
+		sender_failed(s, p, "%s: listed in --files-from: %s", p, err_msg());
+	}
+}
+
 /* --- totals --------------------------------------------------------------- */
 
 /* Adds the regular files of the directory d->path (a local path; its wire
@@ -1299,6 +1332,8 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 	rc = (o->flags & REQ_TOTALS) ? send_totals(s) : 0;
 	if (rc == 0)
 		rc = walk_root(s);
+	if (rc == 0 && o->files_from)
+		listed_not_found(s);
 	if (rc == 0) {
 		s->out.type = MSG_END;
 		s->out.u.end.errors = st->errors;

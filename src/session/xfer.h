@@ -25,6 +25,7 @@ struct xfer_hooks {
 };
 
 struct xfilter;
+struct pathset;
 struct filter_list;
 
 struct xfer_opts {
@@ -42,6 +43,7 @@ struct xfer_opts {
 	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
 	int follow;                  /* sender: enum follow (fs/dirlist.h), a PC's push only */
+	struct pathset *files_from;  /* sender: --files-from (util/pathset.h), a PC's push only */
 	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
 	int send_sig;                /* sender: answers WANT_SIG (a box: pull) */
 	struct xfilter *filter;      /* filter rules (session/xfilter.h); NULL = none */

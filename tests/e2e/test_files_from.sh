@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# push --files-from, against the real rsync: the listed paths (relative to
+# the one source directory, leading '/' removed, ".." resolved away, blank
+# entries and '#'/';' comments ignored, entries ended by \n or \r, or NULs
+# with --from0) arrive with the directories on their way (rsync's implied
+# directories, with their own modes and times); "dir/" sends the
+# directory's immediate entries too; -r (not -a's) everything below a
+# listed directory. An entry that is not there is named and the push
+# exits 23, as rsync's does; one the filter rules exclude is left out. The
+# same list again sends nothing. --delete, pull, ls and two sources refuse.
+. "$(dirname "$0")/lib.sh"
+
+command -v rsync > /dev/null || fail "rsync is needed as the oracle (make deps installs it)"
+src=$T/src
+mkdir -p "$src/dir1/sub" "$src/dir2/deep/er" "$src/d3" "$src/skip"
+for f in a.txt b.txt dir1/x dir1/sub/y dir2/z dir2/deep/w dir2/deep/er/v d3/q d3/r skip/s; do
+  head -c $((RANDOM % 3000 + 1)) /dev/urandom > "$src/$f"
+done
+printf 'odd\n' > "$src/we ird*[x]"; printf 'nl\n' > "$src/new
+line"
+chmod 750 "$src/dir1"; chmod 700 "$src/dir1/sub"; chmod 640 "$src/a.txt"
+# directory times in the past: rsync (3.5) leaves a new directory's time
+# unset when the source's falls in the second it runs in
+find "$src" -type d -exec touch -d '2022-03-04 05:06:07.5' {} +
+printf 'a.txt\n/dir1/sub/y\ndir2/\n./d3/../d3/q\n# a comment\n; another\n\n../../b.txt\nwe ird*[x]\r\n' > "$T/list"
+write_config
+start_server
+
+check() {   # check WHAT ORACLE FERRY: the two trees are the same
+  python3 "$(dirname "$0")/treecmp.py" "$2" "$3" > "$T/cmp.out" || { cat "$T/cmp.out"; fail "$1: not what rsync made"; }
+}
+oracle() {   # oracle RSYNC_OPTIONS...: rsync's copy in $T/oracle
+  rm -rf "$T/oracle"; mkdir "$T/oracle"
+  rsync "$@" "$T/oracle/" || fail "the rsync oracle failed: $*"
+}
+
+for r in "" -r; do
+  # shellcheck disable=SC2086
+  oracle -a $r --files-from="$T/list" "$src/"
+  # shellcheck disable=SC2086
+  expect_rc 0 ferry_c push -a $r --files-from="$T/list" "$src" "$(url "m/t$r")"
+  check "push -a $r --files-from" "$T/oracle" "$T/mod/t$r"
+  # shellcheck disable=SC2086
+  expect_rc 0 ferry_c push -a $r -i --files-from="$T/list" "$src/" "$(url "m/t$r")"
+  grep -v '^sent ' "$T/last.out" | grep -q . && { cat "$T/last.out"; fail "push $r --files-from again: something was sent"; }
+done
+[ -e "$T/mod/t/dir2/deep/w" ] || [ ! -d "$T/mod/t/dir2/deep" ] &&
+  fail "dir2/: its immediate entries were not what rsync sends"
+note "the list as rsync reads it, with and without -r; a second push sends nothing"
+
+note "--from0, from standard input, with a name holding a newline"
+printf 'new\nline\0dir1/x\0' > "$T/list0"
+oracle -a --from0 --files-from="$T/list0" "$src/"
+expect_rc 0 ferry_c push -a --from0 --files-from=- "$src/" "$(url m/z)" < "$T/list0"
+check "push --from0 --files-from=-" "$T/oracle" "$T/mod/z"
+
+note "--info=progress2 counts what the list sends: 6 files"
+expect_rc 0 ferry_c push -a --info=progress2 --files-from="$T/list" "$src/" "$(url m/p)"
+grep -q "(xfr#6, to-chk=0/6)" "$T/last.out" || { cat -v "$T/last.out"; fail "the progress line did not count the list's 6 files"; }
+
+note "an entry that is not there is named (exit 23); one the rules exclude is not"
+printf 'a.txt\nmissing.txt\nnodir/deeper\nskip/s\n' > "$T/list2"
+rc=0; rsync -a --exclude=skip/ --files-from="$T/list2" "$src/" "$T/o2/" 2> "$T/rsync.err" || rc=$?
+[ "$rc" = 23 ] || { cat "$T/rsync.err"; fail "the rsync oracle exited $rc"; }
+expect_rc 23 ferry_c push -a --exclude=skip/ --files-from="$T/list2" "$src/" "$(url m/e)"
+grep -q 'missing.txt: listed in --files-from: ' "$T/last.err" &&
+  grep -q 'nodir/deeper: listed in --files-from: ' "$T/last.err" ||
+  { cat "$T/last.err"; fail "the missing entries are not named"; }
+grep -q 'skip' "$T/last.err" && { cat "$T/last.err"; fail "an excluded entry was named"; }
+[ -f "$T/mod/e/a.txt" ] && [ ! -e "$T/mod/e/skip" ] || fail "the rest was not sent, or the excluded was"
+
+note "refused with one line: --delete, pull, ls, two sources, --from0 alone"
+expect_rc 1 ferry_c push -a --delete --files-from="$T/list" "$src/" "$(url m/t)"
+expect_rc 1 ferry_c pull -a --files-from="$T/list" "$(url m/t/)" "$T/back"
+expect_rc 1 ferry_c ls --files-from="$T/list" "$(url m/t/)"
+expect_rc 1 ferry_c push -a --from0 "$src/" "$(url m/t)"
+expect_rc 1 ferry_c push -a --files-from="$T/list" "$src/" "$src/" "$(url m/t)"
+grep -q "one source directory" "$T/last.err" || { cat "$T/last.err"; fail "two sources: not said why"; }
+expect_rc 1 ferry_c push -a --files-from="$T/nolist" "$src/" "$(url m/t)"
+[ "$(wc -l < "$T/last.err")" = 1 ] && grep -q -- "--files-from .*nolist" "$T/last.err" ||
+  { cat "$T/last.err"; fail "a missing list: not one line naming it"; }
+[ ! -e "$T/back" ] || fail "a refused pull wrote something"
+echo "PASS"
