@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for the config parser (the admin's file, but a parser
- * that crashes on a typo is a daemon that does not start), parse_rate and
- * the size spellings of --max-size and --min-size. */
+ * that crashes on a typo is a daemon that does not start), parse_rate,
+ * the size spellings of --max-size and --min-size, and the times of
+ * --stop-after and --stop-at. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "util/config.h"
 #include "util/sizearg.h"
+#include "util/stoptime.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,6 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t sz;
 	if (size_arg_parse(s, &sz) == 0 && sz > INT64_MAX)
 		abort();   /* a size fits an off_t */
+	double secs;
+	if (stop_after_parse(s, &secs) == 0 && !(secs > 0 && secs <= 366.0 * 86400))
+		abort();
+	time_t now = 1796461830, when;   /* a fixed now: the same input, the same answer */
+	if (stop_at_parse(s, now, &when) == 0 && when <= now)
+		abort();   /* a stop is always ahead */
 	free(s);
 	return 0;
 }

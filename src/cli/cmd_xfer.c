@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,44 @@ static void on_stop(int sig)
 		/* nothing more to do: we are leaving */
 	}
 	_exit(EXIT_SIGNAL);
+}
+
+/* --stop-after or --stop-at reached: as a signal, with rsync's exit 30 and
+ * its words. The box's end of a push keeps its partial the same way. */
+static void on_deadline(int sig)
+{
+	static const char kept[] = "\nferry: stopping at the requested limit (--stop-after, "
+				   "--stop-at): no file is left half-written under its name; what "
+				   "arrived of a big file is kept, and the next run resumes it\n";
+	static const char none[] = "\nferry: stopping at the requested limit (--stop-after, "
+				   "--stop-at): no file is left half-written under its name "
+				   "(--no-resume: nothing partial is kept)\n";
+	const char *msg = stop_resumes ? kept : none;
+	size_t len = stop_resumes ? sizeof kept - 1 : sizeof none - 1;
+
+	(void)sig;
+	afile_signal_cleanup();
+	if (write(STDERR_FILENO, msg, len) < 0) {
+		/* nothing more to do: we are leaving */
+	}
+	_exit(EXIT_TIMEOUT);
+}
+
+/* The signals that stop a transfer, and the clock that may. */
+static void stops_arm(const struct xfer_cli *x)
+{
+	stop_resumes = !(x->flags & REQ_NO_RESUME);
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	signal(SIGHUP, on_stop);
+	if (x->stop_ms > 0) {
+		struct itimerval it = { .it_value = { .tv_sec = (time_t)(x->stop_ms / 1000),
+						      .tv_usec = (suseconds_t)(x->stop_ms % 1000) * 1000 } };
+		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+			it.it_value.tv_usec = 1;
+		signal(SIGALRM, on_deadline);
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
 }
 
 /* --- push ------------------------------------------------------------------- */
@@ -250,6 +289,7 @@ int cmd_push(int argc, char **argv)
 		rc = local.errors ? (die_msg("push: nothing to send"), EXIT_PARTIAL) : EXIT_OK;
 	} else {
 		request_init(&rq, OP_PUSH, &x, &r);
+		stops_arm(&x);
 		rc = client_open(&r, &x.co, &rq, &c, &acc);
 	}
 	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
@@ -258,10 +298,6 @@ int cmd_push(int argc, char **argv)
 				       .files_from = x.files_from ? &ps : NULL,
 				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
-		stop_resumes = !(x.flags & REQ_NO_RESUME);
-		signal(SIGINT, on_stop);
-		signal(SIGTERM, on_stop);
-		signal(SIGHUP, on_stop);
 		int s = sender_run(&c, srcs, (size_t)nopen, &o, &h, &st);
 		xfer_merge(&st, &local);
 		rc = view_finish(&v, s, &st, "sent", r.display, c.ch, c.peer_code);
@@ -343,10 +379,7 @@ int cmd_pull(int argc, char **argv)
 		return die_msg("%s", err_msg()), EXIT_LOCAL;
 	}
 	request_init(&rq, OP_PULL, &x, &r);
-	stop_resumes = !(x.flags & REQ_NO_RESUME);
-	signal(SIGINT, on_stop);
-	signal(SIGTERM, on_stop);
-	signal(SIGHUP, on_stop);
+	stops_arm(&x);
 	rc = client_open(&r, &x.co, &rq, &c, &acc);
 	if (rc == 0 && (rc = view_open(&v, &x, '>')) == 0) {
 		size_t n = strlen(dest);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "fs/dirlist.h"
 #include "fs/jail.h"
@@ -21,6 +22,7 @@
 #include "session/progress.h"
 #include "util/config.h"
 #include "util/sizearg.h"
+#include "util/stoptime.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -34,6 +36,7 @@ enum {
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
 	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE, O_FILES_FROM,
+	O_STOP_AFTER, O_STOP_AT,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
 	O_TABLE = 1000   /* + index into rsync_flags: SAME or REFUSE */
@@ -229,8 +232,9 @@ static const struct rflag rsync_flags[] = {
 	{ "early-input", 0, 1, REFUSE, 0, "a ferry daemon runs no programs" },
 	{ "list-only", 0, 0, REFUSE, 0, "use 'ferry ls'" },
 	{ "bwlimit", 0, 1, OWN, O_BWLIMIT, NULL },
-	{ "stop-after", 0, 1, REFUSE, 0, "not implemented" },
-	{ "stop-at", 0, 1, REFUSE, 0, "not implemented" },
+	{ "stop-after", 0, 1, OWN, O_STOP_AFTER, NULL },
+	{ "time-limit", 0, 1, OWN, O_STOP_AFTER, NULL },
+	{ "stop-at", 0, 1, OWN, O_STOP_AT, NULL },
 	{ "fsync", 0, 0, OWN, O_FSYNC, NULL },
 	{ "write-batch", 0, 1, REFUSE, 0, "ferry has no batch files" },
 	{ "only-write-batch", 0, 1, REFUSE, 0, "ferry has no batch files" },
@@ -472,6 +476,24 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 			return bad(cmd, "--timeout %s: seconds, from 1 to 604800", optarg);
 		x->co.timeout_ms = (int)v * 1000;
 		break;
+	case O_STOP_AFTER: {
+		double secs;
+		if (stop_after_parse(optarg, &secs) < 0)
+			return bad(cmd, "--stop-after=%s: minutes, more than 0 (a fraction allowed) and "
+				   "at most a year", optarg);
+		x->stop_ms = (long long)(secs * 1000);
+		break;
+	}
+	case O_STOP_AT: {
+		time_t now = time(NULL), t;
+		int rc = stop_at_parse(optarg, now, &t);
+		if (rc < 0)
+			return bad(cmd, rc == -ERANGE ? "--stop-at=%s: that time is not ahead" :
+				   "--stop-at=%s: a local time as y-m-dTh:m: 2026-12-31T23:59, "
+				   "2026-12-31, 12-31T23:59, 12-31, 23:59 or :59", optarg);
+		x->stop_ms = (long long)(t - now) * 1000;
+		break;
+	}
 	case O_PORT:
 		if (parse_number(optarg, 1, 65535, &v) < 0)
 			return bad(cmd, "--port %s: a port number from 1 to 65535", optarg);

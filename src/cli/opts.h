@@ -43,6 +43,7 @@ struct xfer_cli {
 	int explicit_r;             /* -r itself (-a's does not count with --files-from) */
 	const char *files_from;     /* --files-from FILE ("-": stdin); push only */
 	int from0;                  /* -0, --from0: its entries end at a NUL */
+	long long stop_ms;          /* --stop-after, --stop-at: stop this long from now; 0 = never */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

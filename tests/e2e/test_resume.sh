@@ -3,7 +3,8 @@
 # a hidden partial name (never the final name, never listed), and the next
 # run of the same transfer sends only what is missing; both directions, after
 # kill -9 of the client, of the server's session, and a connection cut by a
-# proxy; a partial of a source that changed meanwhile is discarded.
+# proxy; a partial of a source that changed meanwhile is discarded; a run
+# stopped by --stop-after (exit 30) resumes the same way.
 . "$(dirname "$0")/lib.sh"
 
 MIB=$((1 << 20))
@@ -221,4 +222,40 @@ for who in client session; do
     fail "the pull rerun received $got bytes, with $part of $SIZE there already"
   note "  partial $part B, rerun received $got B"
 done
+
+# --- --stop-after ---------------------------------------------------------------
+# a nightly window: the transfer stops at the limit with rsync's exit 30 and
+# its words, what arrived stays as the partial, and the next run resumes it
+note "--stop-after: push and pull stop at the limit (exit 30), the next run resumes"
+head -c $SIZE /dev/urandom > "$src/big.bin"
+rm -rf "$T/mod/sa" "$dst"; mkdir -p "$dst"
+start=$(date +%s%N)
+expect_rc 30 ferry_c push --bwlimit 4M --stop-after=0.05 "$src/big.bin" "$(url m/sa/)"
+took=$((($(date +%s%N) - start) / 1000000))
+grep -q "stopping at the requested limit (--stop-after, --stop-at)" "$T/last.err" ||
+  { cat "$T/last.err"; fail "push --stop-after: not said"; }
+[ "$took" -ge 2900 ] && [ "$took" -lt 20000 ] || fail "push --stop-after=0.05 stopped after $took ms"
+wait_sessions
+[ -e "$T/mod/sa/big.bin" ] && fail "--stop-after left a file under its final name"
+only_partial "$T/mod/sa" big.bin
+check_prefix "$T/mod/sa/.ferry-part.big.bin" "$src/big.bin"
+part=$(size_of "$T/mod/sa/.ferry-part.big.bin")
+expect_rc 0 ferry_c push --stats "$src/big.bin" "$(url m/sa/)"
+cmp "$src/big.bin" "$T/mod/sa/big.bin" || fail "the file resumed after --stop-after differs"
+matched=$(stat_of "$T/last.out" "Matched data")
+[ "$matched" -ge $((part - MIB)) ] || fail "matched $matched of a $part-byte partial (--stop-after)"
+note "  push: stopped after $took ms, partial $part B, the rerun matched $matched B"
+expect_rc 30 ferry_c pull --bwlimit 4M --stop-after=0.05 "$(url m/sa/big.bin)" "$dst/"
+grep -q "stopping at the requested limit" "$T/last.err" || { cat "$T/last.err"; fail "pull --stop-after: not said"; }
+only_partial "$dst" big.bin
+part=$(size_of "$dst/.ferry-part.big.bin")
+expect_rc 0 ferry_c pull --stats "$(url m/sa/big.bin)" "$dst/"
+cmp "$src/big.bin" "$dst/big.bin" || fail "the pull resumed after --stop-after differs"
+got=$(stat_of "$T/last.out" "Total bytes received")
+[ "$got" -le $((SIZE - part + 2 * MIB)) ] || fail "the pull rerun received $got bytes, with $part there"
+note "  pull: partial $part B, the rerun received $got B"
+expect_rc 1 ferry_c push --stop-at=2020-01-01T00:00 "$src/big.bin" "$(url m/sa/)"
+grep -q -- "--stop-at=2020-01-01T00:00: that time is not ahead" "$T/last.err" ||
+  { cat "$T/last.err"; fail "a past --stop-at: not refused"; }
+expect_rc 1 ferry_c push --stop-after=0 "$src/big.bin" "$(url m/sa/)"
 echo "PASS"
