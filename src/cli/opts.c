@@ -60,7 +60,8 @@ struct rflag {
 #define LATER_DELTA "ferry chooses its delta blocks itself (about the square root of the size)"
 #define ZSTD_ONLY "ferry compresses with zstd only (-z, --compress-level)"
 #define ATOMIC "ferry writes every file to a temporary beside it and renames it into place"
-#define LATER_SNAP "versioned backups will be a module option on the box"
+#define SNAPSHOTS "the box keeps versions itself: a module with 'snapshots = yes' stores what " \
+	"each push changes, no hard-link farm (ferry.conf(5))"
 
 static const struct rflag rsync_flags[] = {
 	{ "verbose", 'v', 0, OWN, 'v', NULL },
@@ -184,9 +185,9 @@ static const struct rflag rsync_flags[] = {
 	{ "modify-window", '@', 1, REFUSE, 0, "ferry compares modification times to the nanosecond" },
 	{ "temp-dir", 'T', 1, REFUSE, 0, ATOMIC },
 	{ "fuzzy", 'y', 0, REFUSE, 0, "not implemented: a delta's basis is the file of the same name" },
-	{ "compare-dest", 0, 1, REFUSE, 0, LATER_SNAP },
-	{ "copy-dest", 0, 1, REFUSE, 0, LATER_SNAP },
-	{ "link-dest", 0, 1, REFUSE, 0, LATER_SNAP },
+	{ "compare-dest", 0, 1, REFUSE, 0, SNAPSHOTS },
+	{ "copy-dest", 0, 1, REFUSE, 0, SNAPSHOTS },
+	{ "link-dest", 0, 1, REFUSE, 0, SNAPSHOTS },
 	{ "compress", 'z', 0, OWN, 'z', NULL },
 	{ "compress-choice", 0, 1, REFUSE, 0, ZSTD_ONLY },
 	{ "zc", 0, 1, REFUSE, 0, ZSTD_ONLY },
