@@ -660,6 +660,12 @@ static int hard_link_of(struct sender *s, int dfd, const char *name, const char 
 	if (!hlinks_room(&s->hl, len))
 		return 0;   /* too many groups open: this one travels as its own file */
 	uint32_t left = full.st_nlink - 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(full.st_nlink - 1);
+	/* following links (-L, -k), a file may be met by more names than its
+	 * link count (a link to it, a linked directory): the group stays open
+	 * to the end (the receiver keeps the same count), as far as there is
+	 * room for groups */
+	if (s->o->follow)
+		left = UINT32_MAX;
 	e->flags |= ENT_LINK_FIRST;
 	e->link = left;
 	return hlinks_add(&s->hl, (uint64_t)full.st_dev, (uint64_t)full.st_ino, s->next_index, left,

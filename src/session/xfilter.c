@@ -39,7 +39,8 @@ static int slurp(int fd, int stream, const char *shown, char **data, size_t *len
 }
 
 /* A dir-merge file: NAME in directory dir of the transfer root, through the
- * jail; a symlink anywhere on the way is refused, never followed. */
+ * jail; a symlink anywhere on the way is refused, never followed (but on a
+ * PC's push -L or -k, whose jail follows: there rsync reads it through). */
 static int read_dir_file(struct xfilter *x, const char *dir, const char *name, char **data,
 			 size_t *len)
 {
@@ -55,7 +56,8 @@ static int read_dir_file(struct xfilter *x, const char *dir, const char *name, c
 		return -ENOENT;
 	if (dfd < 0)
 		return dfd;
-	int fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dfd, leaf, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+			(x->jail->follow ? 0 : O_NOFOLLOW));
 	int e = errno;
 	close(dfd);
 	if (fd < 0 && e == ENOENT)

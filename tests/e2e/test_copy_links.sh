@@ -6,7 +6,9 @@
 # One difference, on purpose: with -X ferry sends the target's xattrs (and
 # ACLs), where rsync 3.5 sends the link's own (none) beside the target's
 # data, mode and times: the oracle is rsync -a, with the targets' xattrs
-# set on its copy. -LH links links to two names of one file, as rsync -LH.
+# set on its copy. -LH and -kH make every name a file is met by one file,
+# as rsync does, even more names than its link count; -L -F reads a
+# .ferry-filter through its link.
 # A symlink loop is said once and not descended (rsync goes round until the path is too long), with or
 # without a progress line (its count walks the tree too). On a pull or ls
 # the box would be the one following, and both are refused.
@@ -93,6 +95,23 @@ rm -rf "$T/oracle"; mkdir "$T/oracle"; rsync -aH -L "$T/hsrc/" "$T/oracle/" || f
 expect_rc 0 ferry_c push -aH -L "$T/hsrc/" "$(url m/h)"
 check "push -LH" "$T/oracle" "$T/mod/h" --links
 [ "$(stat -c %h "$T/mod/h/one")" = 2 ] || fail "-LH: the two names are not linked"
+
+note "-LH, -kH: a file met by more names than its link count is still one file"
+mkdir -p "$T/h2src/real"; echo a > "$T/h2src/real/a"; ln "$T/h2src/real/a" "$T/h2src/real/b"
+ln -s real/a "$T/h2src/la"; ln -s real/b "$T/h2src/lb"; ln -s real/a "$T/h2src/lc"; ln -s real "$T/h2src/lreal"
+touch -h -d '2022-03-04' "$T/h2src/real"
+for flag in -L -k; do
+  rm -rf "$T/oracle"; mkdir "$T/oracle"; rsync -aH "$flag" "$T/h2src/" "$T/oracle/" || fail "the rsync oracle (-H $flag) failed"
+  expect_rc 0 ferry_c push -aH "$flag" "$T/h2src/" "$(url "m/h2$flag")"
+  check "push -aH $flag" "$T/oracle" "$T/mod/h2$flag" --links
+done
+[ "$(stat -c %h "$T/mod/h2-L/lc")" = 7 ] || fail "-LH: not one file with 7 names"
+
+note "-L -F: a .ferry-filter that is a link is read through it, as rsync reads its merge files"
+mkdir -p "$T/fsrc/d"; echo s > "$T/fsrc/d/secret"; echo k > "$T/fsrc/d/kept"; echo '- secret' > "$T/rules"
+ln -s "$T/rules" "$T/fsrc/d/.ferry-filter"
+expect_rc 0 ferry_c push -a -L -F "$T/fsrc/" "$(url m/f)"
+[ -f "$T/mod/f/d/kept" ] && [ ! -e "$T/mod/f/d/secret" ] || fail "-L -F: the linked rules were not applied"
 
 note "a symlink loop is named once and not descended"
 mkdir -p "$T/lsrc/d"; echo x > "$T/lsrc/d/x"; ln -s .. "$T/lsrc/d/up"; ln -s . "$T/lsrc/self"
