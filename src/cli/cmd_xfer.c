@@ -177,8 +177,9 @@ static int sources_open(char **args, int n, const struct xfer_cli *x, struct sou
 	for (int i = 0; i < n; i++) {
 		jails[k].root_fd = -1;
 		int rc = source_open(args[i], &srcs[k], &jails[k]);
+		/* -L, -k, and --files-from's links to directories: the PC's own */
 		if (rc == 0)
-			jails[k++].follow = x->follow != FOLLOW_NONE;   /* -L, -k: the PC's own links */
+			jails[k++].follow = x->follow != FOLLOW_NONE || x->files_from;
 		else if (!(x->ignore_missing && rc == -ENOENT))
 			xfer_error(local, "%s", err_msg());
 	}
@@ -201,11 +202,19 @@ static int files_from_load(const struct xfer_cli *x, int nsrc, char **src, struc
 	if (nsrc != 1)
 		return die_msg("push --files-from: give one source directory (the list's paths are "
 			       "relative to it)"), EXIT_USAGE;
+	if (!n)   /* not "/" (an unset $SRC), as rsync refuses it */
+		return die_msg("push --files-from: the source directory is empty"), EXIT_USAGE;
 	snprintf(what, sizeof what, "--files-from %s", x->files_from);
+	/* blocking: a named FIFO's writer is waited for, as rsync waits */
 	fd = !strcmp(x->files_from, "-") ? dup(STDIN_FILENO) :
-					   open(x->files_from, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+					   open(x->files_from, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return die_msg("%s: %s", what, strerror(errno)), EXIT_USAGE;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return die_msg("%s: is a directory", what), EXIT_USAGE;
+	}
 	rc = read_stream_fd(fd, FILES_FROM_MAX, &data, &len);
 	close(fd);
 	if (rc == 0 && len >= FILES_FROM_MAX) {

@@ -82,6 +82,7 @@ struct sender {
 	struct xfer_stats *st;
 	struct pending *ring;   /* owned, cap entries */
 	size_t cap, head, count, path_bytes;
+	int root_bare;          /* --files-from without ".": the root is no entry of its own */
 	dev_t root_dev;         /* -x: the file system of the source being walked, */
 	int root_src;           /* and which source that is (-1: none yet) */
 	struct meta_wait *mw;   /* owned, PROTO_META_PENDING entries */
@@ -952,6 +953,27 @@ static int ours_in_progress(int dfd, const struct dirent_info *e)
 	return 0;
 }
 
+/* --files-from: what the list says of entry e of directory wpath (its
+ * path into child). A link to a directory listed as "dir/", or on the way to
+ * something listed, is that directory, as rsync's implied directories are;
+ * e's stat becomes the directory's. */
+static enum pathset_want listed(const struct sender *s, int dfd, const char *wpath,
+				struct dirent_info *e, char child[PATH_MAX_WIRE + 1])
+{
+	int link = S_ISLNK(e->st.st_mode);
+	struct stat t;
+
+	if (path_join(child, PATH_MAX_WIRE + 1, wpath, e->name) < 0)
+		return PATHSET_NO;
+	enum pathset_want w = pathset_wants(s->o->files_from, child, S_ISDIR(e->st.st_mode) || link);
+	if (link && (w == PATHSET_LISTED_DIR || w == PATHSET_IMPLIED)) {
+		if (fstatat(dfd, e->name, &t, 0) < 0 || !S_ISDIR(t.st_mode))
+			return w == PATHSET_IMPLIED ? PATHSET_NO : w;
+		e->st = dent_stat_of(&t);
+	}
+	return w;
+}
+
 static void drop_unsent(const struct sender *s, uint16_t si, int dfd, struct dirlist *l,
 			const char *wpath)
 {
@@ -960,13 +982,20 @@ static void drop_unsent(const struct sender *s, uint16_t si, int dfd, struct dir
 	size_t k = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
-		const struct dirent_info *e = &l->ents[i];
+		struct dirent_info *e = &l->ents[i];
 		int dir = S_ISDIR(e->st.st_mode);
 		if (ours_in_progress(dfd, e))
 			continue;
-		if (o->files_from && (path_join(child, sizeof child, wpath, e->name) < 0 ||
-				      !pathset_wants(o->files_from, child, dir)))
-			continue;
+		if (o->files_from) {
+			enum pathset_want w = listed(s, dfd, wpath, e, child);
+			if (w == PATHSET_NO)
+				continue;
+			dir = S_ISDIR(e->st.st_mode);
+			if (w == PATHSET_IMPLIED) {   /* as rsync: no rule is asked of it */
+				l->ents[k++] = *e;
+				continue;
+			}
+		}
 		if ((o->filter || o->module_filter) &&
 		    path_join(child, sizeof child, wpath, e->name) == 0 &&
 		    (xfilter_excluded(o->filter, FILTER_SENDER, child, dir) ||
@@ -1086,15 +1115,17 @@ static int walk_below(struct sender *s, uint16_t si, struct dirstack *d)
 			rc = walk_enter(s, si, d);
 			continue;
 		}
-		rc = send_meta(s, si, d->path, &dirstack_top(d)->st);
+		/* a bare root (--files-from) keeps its own mode and times */
+		if (!(s->root_bare && d->n == 1))
+			rc = send_meta(s, si, d->path, &dirstack_top(d)->st);
 		dirstack_pop(d);
 	}
 	return rc;
 }
 
 /* The whole tree at wire path wpath; dfd is the directory when the caller
- * has it open already, else -1. */
-static int walk_tree(struct sender *s, uint16_t si, const char *wpath, int dfd)
+ * has it open already, else -1; flags are its listing's DIR_BEGIN flags. */
+static int walk_tree(struct sender *s, uint16_t si, const char *wpath, int dfd, uint8_t flags)
 {
 	struct dirstack d;
 	int rc;
@@ -1103,7 +1134,7 @@ static int walk_tree(struct sender *s, uint16_t si, const char *wpath, int dfd)
 		xfer_error(s->st, "%s", err_msg());
 		return 0;
 	}
-	rc = dfd >= 0 ? walk_list(s, si, &d, dfd, 0) : walk_enter(s, si, &d);
+	rc = dfd >= 0 ? walk_list(s, si, &d, dfd, flags) : walk_enter(s, si, &d);
 	if (rc == 0)
 		rc = walk_below(s, si, &d);
 	dirstack_free(&d);
@@ -1122,7 +1153,10 @@ static int walk_root(struct sender *s)
 		int dfd = jail_open_dir(src->jail, src->base, O_RDONLY);
 		if (dfd < 0)
 			return dfd;
-		rc = walk_tree(s, 0, "", dfd);
+		/* --files-from: the root is sent as an entry only when listed
+		 * ("."); else, as rsync, the destination keeps its own */
+		s->root_bare = s->o->files_from && !pathset_root(s->o->files_from);
+		rc = walk_tree(s, 0, "", dfd, s->root_bare ? DIRB_SYNTHETIC : 0);
 		close(dfd);
 		xfilter_leave_all(s->o->filter);
 		return rc;
@@ -1178,7 +1212,7 @@ static int walk_root(struct sender *s)
 			continue;
 		/* dir-merge files below are this source's; the root's were the first's */
 		xfilter_place(s->o->filter, s->srcs[i].jail, s->srcs[i].base);
-		rc = walk_tree(s, (uint16_t)i, s->srcs[i].top, -1);
+		rc = walk_tree(s, (uint16_t)i, s->srcs[i].top, -1, 0);
 	}
 	xfilter_leave_all(s->o->filter);
 	free(sts);
@@ -1336,6 +1370,8 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		return -ENOMEM;
 	}
 	rc = (o->flags & REQ_TOTALS) ? send_totals(s) : 0;
+	if (o->files_from)
+		pathset_unsee(o->files_from);   /* the count met them; the walk must */
 	if (rc == 0)
 		rc = walk_root(s);
 	if (rc == 0 && o->files_from)

@@ -10,23 +10,31 @@
 /* One entry resolved into out (at most PATHSET_MAX_PATH bytes and a NUL):
  * components split at '/', "" and "." dropped, ".." taking the one before
  * it away (or nothing, at the top: "../foo" is "foo", as rsync says).
- * Returns its length, or -1 when too long. *contents: it ended in '/'. */
+ * Returns its length, -1 when too long, -2 for rsync's -R anchor ("/./"
+ * inside: the part after it would be the name sent, which ferry cannot
+ * map). *contents: it names a directory's contents as rsync reads them
+ * (it ends in '/', ".", or "..").
+ */
 static long resolve(const char *s, size_t n, char *out, unsigned *contents)
 {
 	size_t o = 0, i = 0;
 
-	*contents = n > 0 && s[n - 1] == '/';
+	*contents = 0;
 	while (i < n) {
 		size_t j = i;
 		while (j < n && s[j] != '/')
 			j++;
 		size_t cl = j - i;
-		if (cl == 2 && s[i] == '.' && s[i + 1] == '.') {
+		int dot = cl == 1 && s[i] == '.', dotdot = cl == 2 && s[i] == '.' && s[i + 1] == '.';
+		if (dot && i > 0 && s[i - 1] == '/' && j < n && o > 0)
+			return -2;
+		*contents = j >= n - 1 ? (j == n - 1 || dot || dotdot) : *contents;
+		if (dotdot) {
 			while (o > 0 && out[o - 1] != '/')
 				o--;
 			if (o > 0)
 				o--;   /* the '/' before the component taken away */
-		} else if (cl && !(cl == 1 && s[i] == '.')) {
+		} else if (cl && !dot) {
 			if (o + (o ? 1 : 0) + cl > PATHSET_MAX_PATH)
 				return -1;
 			if (o)
@@ -52,19 +60,26 @@ static int each_entry(const char *data, size_t len, int nul_sep, const char *wha
 	size_t number = 0;
 
 	for (size_t i = 0; i < len;) {
-		size_t j = i;
-		/* a NUL ends an entry in both forms: no file name holds one */
+		size_t j = i, next;
 		while (j < len && data[j] != '\0' && (nul_sep || (data[j] != '\n' && data[j] != '\r')))
 			j++;
+		/* a NUL in a line ends its entry, and the rest of the line is
+		 * dropped, as rsync reads it: no file name holds one */
+		next = j;
+		while (!nul_sep && next < len && data[next] != '\n' && data[next] != '\r')
+			next++;
 		number++;
 		if (j > i && data[i] != '#' && data[i] != ';') {
 			int rc = add(ctx, data + i, j - i, number);
+			if (rc == -EINVAL)
+				return err_set(rc, "%s: entry %zu has \"/./\" inside (rsync's --relative "
+					       "anchor), which ferry does not take", what, number);
 			if (rc < 0)
 				return rc == -ENAMETOOLONG ?
 				       err_set(rc, "%s: entry %zu is longer than %d bytes", what, number,
 					       PATHSET_MAX_PATH) : err_set(rc, "%s: out of memory", what);
 		}
-		i = j + 1;
+		i = next + 1;
 	}
 	return 0;
 }
@@ -105,7 +120,7 @@ static int add_one(void *ctx, const char *s, size_t n, size_t number)
 
 	(void)number;
 	if (rl < 0)
-		return -ENAMETOOLONG;
+		return rl == -2 ? -EINVAL : -ENAMETOOLONG;
 	if (grow((void **)&ps->e, &b->cap, ps->n + 1, sizeof *ps->e) < 0 ||
 	    grow((void **)&b->offs, &ecap, ps->n + 1, sizeof *b->offs) < 0 ||
 	    grow((void **)&ps->arena, &b->acap, b->alen + (size_t)rl + 1, 1) < 0)
@@ -192,7 +207,7 @@ static int has_below(const struct pathset *ps, const char *path, size_t n)
 	return i < ps->n && !strncmp(ps->e[i].path, key, n + 1);
 }
 
-int pathset_wants(struct pathset *ps, const char *path, int is_dir)
+enum pathset_want pathset_wants(struct pathset *ps, const char *path, int is_dir)
 {
 	size_t n = strlen(path);
 	struct pathset_ent *e = find(ps, path, n);
@@ -201,21 +216,33 @@ int pathset_wants(struct pathset *ps, const char *path, int is_dir)
 
 	if (e) {
 		e->seen = 1;
-		return 1;
+		return e->contents ? PATHSET_LISTED_DIR : PATHSET_LISTED;
 	}
 	/* in a "dir/" listed: the immediate entries */
 	const struct pathset_ent *parent = find(ps, path, plen);
 	if (parent && parent->contents)
-		return 1;
+		return PATHSET_WITHIN;
+	/* below a listed directory, at any depth, with -r ("" listed: the
+	 * whole source) */
+	if (ps->recursive) {
+		if (find(ps, "", 0))
+			return PATHSET_WITHIN;
+		for (size_t i = 0; i < n; i++)
+			if (path[i] == '/' && find(ps, path, i))
+				return PATHSET_WITHIN;
+	}
 	if (is_dir && has_below(ps, path, n))
-		return 1;   /* on the way to something listed */
-	if (!ps->recursive)
-		return 0;
-	/* below a listed directory, at any depth ("" listed: the whole source) */
-	if (find(ps, "", 0))
-		return 1;
-	for (size_t i = 0; i < n; i++)
-		if (path[i] == '/' && find(ps, path, i))
-			return 1;
-	return 0;
+		return PATHSET_IMPLIED;   /* on the way to something listed */
+	return PATHSET_NO;
+}
+
+void pathset_unsee(struct pathset *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		ps->e[i].seen = 0;
+}
+
+const struct pathset_ent *pathset_root(const struct pathset *ps)
+{
+	return find(ps, "", 0);
 }

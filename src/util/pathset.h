@@ -36,8 +36,20 @@ struct pathset {
 int pathset_parse(struct pathset *ps, const char *data, size_t len, int nul_sep, const char *what);
 void pathset_free(struct pathset *ps);
 
-/* 1 if the walk should send `path` (relative to the source, not ""), which
- * is a directory or not; marks a listed path seen. */
-int pathset_wants(struct pathset *ps, const char *path, int is_dir);
+/* What the list says of `path` (relative to the source, not ""), a
+ * directory or not; a listed path is marked seen. */
+enum pathset_want {
+	PATHSET_NO = 0,      /* not sent */
+	PATHSET_LISTED,      /* listed itself */
+	PATHSET_LISTED_DIR,  /* listed as "dir/" (or "dir/."): with its immediate entries */
+	PATHSET_WITHIN,      /* in a "dir/" listed, or below a listed one with -r */
+	PATHSET_IMPLIED,     /* only a directory on the way to something listed: as in
+				rsync, the filter rules do not apply to it */
+};
+enum pathset_want pathset_wants(struct pathset *ps, const char *path, int is_dir);
+/* Every entry not seen again (a walk that only counted has been). */
+void pathset_unsee(struct pathset *ps);
+/* The entry for the source itself (".", "/", "x/.."), or NULL. */
+const struct pathset_ent *pathset_root(const struct pathset *ps);
 
 #endif

@@ -3,11 +3,14 @@
 # the one source directory, leading '/' removed, ".." resolved away, blank
 # entries and '#'/';' comments ignored, entries ended by \n or \r, or NULs
 # with --from0) arrive with the directories on their way (rsync's implied
-# directories, with their own modes and times); "dir/" sends the
-# directory's immediate entries too; -r (not -a's) everything below a
-# listed directory. An entry that is not there is named and the push
-# exits 23, as rsync's does; one the filter rules exclude is left out. The
-# same list again sends nothing. --delete, pull, ls and two sources refuse.
+# directories, with their own modes and times, through a link to a
+# directory too); "dir/", "dir/." or "dir/x/.." sends the directory's
+# immediate entries too; -r (not -a's) everything below a listed
+# directory; the destination keeps its own mode and times unless "." is
+# listed. An entry that is not there is named and the push exits 23, as
+# rsync's does; one the filter rules exclude is left out (the rules are
+# not asked of the directories on the way). The same list again sends
+# nothing. --delete, pull, ls, two sources and rsync's "/./" refuse.
 . "$(dirname "$0")/lib.sh"
 
 command -v rsync > /dev/null || fail "rsync is needed as the oracle (make deps installs it)"
@@ -58,18 +61,69 @@ note "--info=progress2 counts what the list sends: 6 files"
 expect_rc 0 ferry_c push -a --info=progress2 --files-from="$T/list" "$src/" "$(url m/p)"
 grep -q "(xfr#6, to-chk=0/6)" "$T/last.out" || { cat -v "$T/last.out"; fail "the progress line did not count the list's 6 files"; }
 
-note "an entry that is not there is named (exit 23); one the rules exclude is not"
-printf 'a.txt\nmissing.txt\nnodir/deeper\nskip/s\n' > "$T/list2"
-rc=0; rsync -a --exclude=skip/ --files-from="$T/list2" "$src/" "$T/o2/" 2> "$T/rsync.err" || rc=$?
+note "an entry that is not there is named (exit 23); the rules apply to what is listed, not to the directories on its way"
+printf 'a.txt\nmissing.txt\nnodir/deeper\nskip/s\nd3/q\n' > "$T/list2"
+rm -rf "$T/oracle"; mkdir "$T/oracle"
+rc=0; rsync -a --exclude=skip/ --exclude=q --files-from="$T/list2" "$src/" "$T/oracle/" 2> "$T/rsync.err" || rc=$?
 [ "$rc" = 23 ] || { cat "$T/rsync.err"; fail "the rsync oracle exited $rc"; }
-expect_rc 23 ferry_c push -a --exclude=skip/ --files-from="$T/list2" "$src/" "$(url m/e)"
+expect_rc 23 ferry_c push -a --exclude=skip/ --exclude=q --files-from="$T/list2" "$src/" "$(url m/e)"
 grep -q 'missing.txt: listed in --files-from: ' "$T/last.err" &&
   grep -q 'nodir/deeper: listed in --files-from: ' "$T/last.err" ||
   { cat "$T/last.err"; fail "the missing entries are not named"; }
-grep -q 'skip' "$T/last.err" && { cat "$T/last.err"; fail "an excluded entry was named"; }
-[ -f "$T/mod/e/a.txt" ] && [ ! -e "$T/mod/e/skip" ] || fail "the rest was not sent, or the excluded was"
+grep -q 'skip\|d3' "$T/last.err" && { cat "$T/last.err"; fail "an excluded entry was named"; }
+# one difference: rsync does not make d3, whose only listed entry is
+# excluded; ferry lists a directory before it reaches what is in it, and
+# makes it, empty
+rsync -d -lptgoD "$src/d3" "$T/oracle/" || fail "rsync -d d3 failed"
+check "push --exclude --files-from" "$T/oracle" "$T/mod/e"
 
-note "refused with one line: --delete, pull, ls, two sources, --from0 alone"
+note "contents spelled as rsync spells them: '.', 'dir/.', 'dir/sub/..'; a link to a directory on the way or as 'dir/'"
+ln -s dir2 "$src/ldir"; ln -s dir1 "$src/l1"
+touch -h -d '2022-03-04 05:06:07.5' "$src/ldir" "$src/l1"
+for list in '.' 'dir1/.' 'dir1/sub/..' 'ldir/' 'l1/sub/y' 'ldir'; do
+  for r in "" -r; do
+    printf '%s\n' "$list" > "$T/list3"
+    # shellcheck disable=SC2086
+    oracle -a $r --files-from="$T/list3" "$src/"
+    rm -rf "$T/mod/c"; mkdir "$T/mod/c"
+    # shellcheck disable=SC2086
+    expect_rc 0 ferry_c push -a $r --files-from="$T/list3" "$src/" "$(url m/c)"
+    check "push -a $r, list '$list'" "$T/oracle" "$T/mod/c"
+  done
+done
+
+note "the destination keeps its own mode and times unless '.' is listed"
+for list in 'a.txt' '.'; do
+  printf '%s\n' "$list" > "$T/list3"
+  chmod 700 "$src"; touch -d '2021-01-01' "$src"
+  rm -rf "$T/oracle" "$T/mod/c"; mkdir -m 755 "$T/oracle" "$T/mod/c"
+  touch -d '2020-06-07' "$T/oracle" "$T/mod/c"
+  rsync -a --files-from="$T/list3" "$src/" "$T/oracle/" || fail "the rsync oracle failed ('$list')"
+  expect_rc 0 ferry_c push -a --files-from="$T/list3" "$src/" "$(url m/c)"
+  [ "$(stat -c '%a %Y' "$T/mod/c")" = "$(stat -c '%a %Y' "$T/oracle")" ] ||
+    fail "list '$list': the destination is $(stat -c '%a %Y' "$T/mod/c"), rsync's $(stat -c '%a %Y' "$T/oracle")"
+  chmod 755 "$src"
+done
+
+note "a NUL in a line ends its entry; a named FIFO's writer is waited for"
+printf 'a.txt\0garbage\nb.txt\n' > "$T/list4"
+oracle -a --files-from="$T/list4" "$src/"
+expect_rc 0 ferry_c push -a --files-from="$T/list4" "$src/" "$(url m/n)"
+check "push, a NUL in a line" "$T/oracle" "$T/mod/n"
+mkfifo "$T/fifo"; (sleep 1; echo b.txt > "$T/fifo") &
+writer=$!
+expect_rc 0 ferry_c push -a --files-from="$T/fifo" "$src/" "$(url m/fifo)"
+wait $writer
+[ -f "$T/mod/fifo/b.txt" ] || fail "a FIFO list: its entry was not sent"
+
+note "refused with one line: --delete, pull, ls, two sources, an empty source, --from0 alone, rsync's '/./'"
+expect_rc 1 ferry_c push -a --files-from="$T/list" "" "$(url m/t)"
+grep -q "source directory is empty" "$T/last.err" || { cat "$T/last.err"; fail "an empty source: not refused"; }
+printf 'dir1/./sub/y\n' > "$T/list5"
+expect_rc 1 ferry_c push -a --files-from="$T/list5" "$src/" "$(url m/t)"
+grep -q 'entry 1 has "/./" inside' "$T/last.err" || { cat "$T/last.err"; fail "'/./': not refused"; }
+expect_rc 1 ferry_c push -a --files-from="$T" "$src/" "$(url m/t)"
+grep -q "is a directory" "$T/last.err" || { cat "$T/last.err"; fail "a directory as the list: not said"; }
 expect_rc 1 ferry_c push -a --delete --files-from="$T/list" "$src/" "$(url m/t)"
 expect_rc 1 ferry_c pull -a --files-from="$T/list" "$(url m/t/)" "$T/back"
 expect_rc 1 ferry_c ls --files-from="$T/list" "$(url m/t/)"

@@ -47,6 +47,33 @@ static void test_parse(void **state)
 	assert_int_equal(pathset_parse(&ps, "", 0, 0, "t"), 0);
 	assert_int_equal(ps.n, 0);
 	pathset_free(&ps);
+
+	/* contents as rsync spells them: "dir/.", "dir/x/..", "." and "/" */
+	parse(&ps, "d/.\ne/x/..\nf\n");
+	assert_int_equal(ps.n, 3);
+	assert_true(ps.e[0].contents && ps.e[1].contents && !ps.e[2].contents);
+	pathset_free(&ps);
+	parse(&ps, "/\n");
+	assert_int_equal(ps.n, 1);
+	assert_string_equal(ps.e[0].path, "");
+	assert_true(ps.e[0].contents);
+	pathset_free(&ps);
+
+	/* a NUL in a line ends its entry and drops the rest of the line */
+	static const char nl[] = "a.txt\0garbage\nb\n";
+	assert_int_equal(pathset_parse(&ps, nl, sizeof nl - 1, 0, "t"), 0);
+	assert_int_equal(ps.n, 2);
+	assert_string_equal(ps.e[0].path, "a.txt");
+	assert_string_equal(ps.e[1].path, "b");
+	pathset_free(&ps);
+
+	/* rsync's --relative anchor inside an entry is refused; a leading one is none */
+	assert_int_equal(pathset_parse(&ps, "ok\na/./b\n", 10, 0, "t"), -EINVAL);
+	assert_null(ps.e);
+	assert_int_equal(pathset_parse(&ps, "a/./\n", 5, 0, "t"), -EINVAL);
+	parse(&ps, "/./a\n./b\n");
+	assert_int_equal(ps.n, 2);
+	pathset_free(&ps);
 }
 
 static void test_too_long(void **state)
@@ -89,6 +116,11 @@ static void test_wants(void **state)
 	assert_true(pathset_wants(&ps, "dir2/deep", 1));
 	assert_false(pathset_wants(&ps, "dir2/deep/w", 0));
 	assert_false(pathset_wants(&ps, "dir1/sub/y/z", 0));
+	/* what kind: filter rules are not asked of an implied directory */
+	assert_int_equal(pathset_wants(&ps, "a.txt", 0), PATHSET_LISTED);
+	assert_int_equal(pathset_wants(&ps, "dir2", 1), PATHSET_LISTED_DIR);
+	assert_int_equal(pathset_wants(&ps, "dir2/z", 0), PATHSET_WITHIN);
+	assert_int_equal(pathset_wants(&ps, "dir1/sub", 1), PATHSET_IMPLIED);
 	/* seen: what was asked for and listed */
 	for (size_t i = 0; i < ps.n; i++)
 		assert_int_equal(ps.e[i].seen, !strcmp(ps.e[i].path, "a.txt") ||
@@ -100,9 +132,10 @@ static void test_wants(void **state)
 	assert_false(pathset_wants(&ps, "dir1/x", 0));
 	pathset_free(&ps);
 
-	/* "." with -r: the whole source */
+	/* ".": the source's immediate entries; with -r, the whole source */
 	parse(&ps, ".\n");
-	assert_false(pathset_wants(&ps, "x", 0));
+	assert_true(pathset_wants(&ps, "x", 0));
+	assert_false(pathset_wants(&ps, "x/y", 0));
 	ps.recursive = 1;
 	assert_true(pathset_wants(&ps, "x/y", 0));
 	pathset_free(&ps);
