@@ -589,7 +589,7 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 		return bad(cmd, "--files-from with --delete is not supported: ferry would delete in "
 			   "each directory on the way what the list leaves out");
 	if (x->from0 && !x->files_from)
-		return bad(cmd, "--from0 goes with --files-from (--exclude-from and --include-from "
+		return bad(cmd, "-0/--from0 goes with --files-from (--exclude-from and --include-from "
 			   "read lines)");
 	/* rsync's -L and -k are the sender's: on a pull or ls that is the box */
 	if (x->follow && strcmp(cmd, "push"))
