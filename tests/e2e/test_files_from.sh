@@ -26,7 +26,8 @@ chmod 750 "$src/dir1"; chmod 700 "$src/dir1/sub"; chmod 640 "$src/a.txt"
 # unset when the source's falls in the second it runs in
 find "$src" -type d -exec touch -d '2022-03-04 05:06:07.5' {} +
 printf 'a.txt\n/dir1/sub/y\ndir2/\n./d3/../d3/q\n# a comment\n; another\n\n../../b.txt\nwe ird*[x]\r\n' > "$T/list"
-write_config
+write_config "[s]" "path = $T/smod" "snapshots = yes"
+mkdir -p "$T/smod"
 start_server
 
 check() {   # check WHAT ORACLE FERRY: the two trees are the same
@@ -119,6 +120,17 @@ writer=$!
 expect_rc 0 ferry_c push -a --files-from="$T/fifo" "$src/" "$(url m/fifo)"
 wait $writer
 [ -f "$T/mod/fifo/b.txt" ] || fail "a FIFO list: its entry was not sent"
+
+note "into a snapshot module: each list's push is a snapshot, and the one before restores"
+printf 'a.txt\ndir1/sub/y\n' > "$T/list6"
+expect_rc 0 ferry_c push -a --files-from="$T/list6" "$src/" "$(url s)"
+oracle -a --files-from="$T/list6" "$src/"
+printf 'b.txt\n' > "$T/list6"
+expect_rc 0 ferry_c push -a --files-from="$T/list6" "$src/" "$(url s)"
+[ -f "$T/smod/b.txt" ] && [ -f "$T/smod/a.txt" ] || fail "snapshot module: the second list's push did not add b.txt"
+rm -rf "$T/back"; expect_rc 0 ferry_c pull -a "$(url "s@-1")/" "$T/back"
+check "restore of the first list's snapshot" "$T/oracle" "$T/back"
+rm -rf "$T/back"
 
 note "refused with one line: --delete, pull, ls, two sources, an empty source, --from0 alone, rsync's '/./'"
 expect_rc 1 ferry_c push -a --files-from="$T/list" "" "$(url m/t)"
