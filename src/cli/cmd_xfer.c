@@ -86,10 +86,10 @@ static void on_stop(int sig)
  * its words. The box's end of a push keeps its partial the same way. */
 static void on_deadline(int sig)
 {
-	static const char kept[] = "\nferry: stopping at the requested limit (--stop-after, "
+	static const char kept[] = "\nferry: stopping at requested limit (--stop-after, "
 				   "--stop-at): no file is left half-written under its name; what "
 				   "arrived of a big file is kept, and the next run resumes it\n";
-	static const char none[] = "\nferry: stopping at the requested limit (--stop-after, "
+	static const char none[] = "\nferry: stopping at requested limit (--stop-after, "
 				   "--stop-at): no file is left half-written under its name "
 				   "(--no-resume: nothing partial is kept)\n";
 	const char *msg = stop_resumes ? kept : none;
@@ -110,9 +110,15 @@ static void stops_arm(const struct xfer_cli *x)
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGHUP, on_stop);
-	if (x->stop_ms > 0) {
-		struct itimerval it = { .it_value = { .tv_sec = (time_t)(x->stop_ms / 1000),
-						      .tv_usec = (suseconds_t)(x->stop_ms % 1000) * 1000 } };
+	if (x->stop_at_ms > 0) {
+		/* from the point fixed when the options were read: a list read
+		 * from a pipe meanwhile counts too */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		long long left = x->stop_at_ms - ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		struct itimerval it = { .it_value = { .tv_sec = left > 0 ? (time_t)(left / 1000) : 0,
+						      .tv_usec = left > 0 ? (suseconds_t)(left % 1000) * 1000 :
+									    1 } };
 		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
 			it.it_value.tv_usec = 1;
 		signal(SIGALRM, on_deadline);

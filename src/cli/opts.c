@@ -375,6 +375,15 @@ static void add_farg(struct xfer_cli *x, enum filter_arg_kind kind, const char *
 	fargs[x->nfargs++] = (struct filter_arg){ .kind = kind, .arg = arg };
 }
 
+/* The wall clock in ms: a --stop-at is a point of it, and --stop-after too. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* The ids ferry handles with rsync's meaning; 1 = not one of them. */
 static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 {
@@ -482,7 +491,8 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		if (stop_after_parse(optarg, &secs) < 0)
 			return bad(cmd, "--stop-after=%s: minutes, more than 0 (a fraction allowed) and "
 				   "at most a year", optarg);
-		x->stop_ms = (long long)(secs * 1000);
+		long long ms = (long long)(secs * 1000);
+		x->stop_at_ms = now_ms() + (ms < 1 ? 1 : ms);   /* 1 ms at least: 0 is never */
 		break;
 	}
 	case O_STOP_AT: {
@@ -492,7 +502,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 			return bad(cmd, rc == -ERANGE ? "--stop-at=%s: that time is not ahead" :
 				   "--stop-at=%s: a local time as y-m-dTh:m: 2026-12-31T23:59, "
 				   "2026-12-31, 12-31T23:59, 12-31, 23:59 or :59", optarg);
-		x->stop_ms = (long long)(t - now) * 1000;
+		x->stop_at_ms = (long long)t * 1000;
 		break;
 	}
 	case O_PORT:
@@ -583,6 +593,8 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 	x->co.compress_level = x->zlevel;
 	if (x->suffix && !(x->flags & REQ_BACKUP))
 		return bad(cmd, "--suffix goes with --backup or --backup-dir");
+	if (x->stop_at_ms && strcmp(cmd, "push") && strcmp(cmd, "pull"))
+		return bad(cmd, "--stop-after and --stop-at go with push and pull");
 	if (x->files_from && strcmp(cmd, "push"))
 		return bad(cmd, "--files-from works with push: the list names the PC's files");
 	if (x->files_from && (x->flags & REQ_DELETE))

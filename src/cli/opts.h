@@ -43,7 +43,8 @@ struct xfer_cli {
 	int explicit_r;             /* -r itself (-a's does not count with --files-from) */
 	const char *files_from;     /* --files-from FILE ("-": stdin); push only */
 	int from0;                  /* -0, --from0: its entries end at a NUL */
-	long long stop_ms;          /* --stop-after, --stop-at: stop this long from now; 0 = never */
+	long long stop_at_ms;       /* --stop-after, --stop-at: when to stop, in ms of the wall
+				       clock (CLOCK_REALTIME); 0 = never */
 };
 
 /* Parses argv (argv[0] is the subcommand); returns the index of the first

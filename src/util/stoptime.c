@@ -51,7 +51,7 @@ static int parse_clock(const char *p, struct when *w)
 		w->hour = h;
 	}
 	p++;
-	if (digits(&p, 2, &m) != 2 || *p || m > 59)
+	if (!digits(&p, 2, &m) || *p || m > 59)
 		return -EINVAL;
 	w->min = m;
 	return 0;
@@ -83,14 +83,16 @@ static int parse_date(const char *p, struct when *w)
 	}
 	if (w->mon < 1 || w->mon > 12 || w->mday < 1 || w->mday > 31)
 		return -EINVAL;
-	if (!*p) {
+	int t = *p == 'T' || *p == 't';
+	p += t;
+	if (!*p) {   /* "12-31" or "12-31T": midnight */
 		w->hour = 0;
 		w->min = 0;
 		return 0;
 	}
-	if ((*p != 'T' && *p != 't') || p[1] == ':')
+	if (!t || *p == ':')
 		return -EINVAL;
-	return parse_clock(p + 1, w);
+	return parse_clock(p, w);
 }
 
 /* The time w names with the left-out fields taken from tm, or -1 when
@@ -119,7 +121,13 @@ int stop_at_parse(const char *s, time_t now, time_t *out)
 
 	if (!s || !*s || !localtime_r(&now, &tm))
 		return -EINVAL;
-	if (s[0] == 'T' || s[0] == 't')
+	size_t nd = strspn(s, "0123456789");
+	if (nd && nd <= 2 && !s[nd]) {   /* "14": the next 14th, at midnight */
+		w.mday = atoi(s);
+		w.hour = 0;
+		w.min = 0;
+		rc = w.mday >= 1 && w.mday <= 31 ? 0 : -EINVAL;
+	} else if (s[0] == 'T' || s[0] == 't')
 		rc = parse_clock(s + 1, &w);
 	else if (strchr(s, '-') || strchr(s, '/'))
 		rc = parse_date(s, &w);
@@ -137,14 +145,18 @@ int stop_at_parse(const char *s, time_t now, time_t *out)
 		return 0;
 	}
 	/* the next time that matches: step the first left-out field (the year,
-	 * the day, or the hour) from now until it is ahead; 9 years find a
-	 * February 29th, 3 days a clock time that a DST change skipped once */
-	int steps = w.mon >= 0 ? 9 : w.hour >= 0 ? 3 : 48;
+	 * the month, the day, or the hour) from now until it is ahead; 9 years
+	 * find a February 29th, 13 months a 31st, 3 days a clock time that a
+	 * DST change skipped once */
+	int steps = w.mon >= 0 ? 9 : w.mday >= 0 ? 13 : w.hour >= 0 ? 3 : 48;
 	for (int i = 0; i < steps; i++) {
 		struct tm base = tm;
 		if (w.mon >= 0)
 			base.tm_year += i;
-		else if (w.hour >= 0)
+		else if (w.mday >= 0) {
+			base.tm_mday = 1;   /* a month on from the 1st: never past its end */
+			base.tm_mon += i;
+		} else if (w.hour >= 0)
 			base.tm_mday += i;
 		else
 			base.tm_hour += i;

@@ -12,9 +12,11 @@
 int stop_after_parse(const char *s, double *secs);
 
 /* The next point in local time, after `now`, that y-m-dTh:m names:
- *   YYYY-MM-DDTHH:MM, YYYY-MM-DD (at midnight), MM-DD[THH:MM] (the next
- *   such day), HH:MM or THH:MM (the next such time), :MM (the next such
- *   minute); '/' may separate the date's numbers, a two-digit year is 20YY.
+ *   YYYY-MM-DDTHH:MM, YYYY-MM-DD[T] (at midnight), MM-DD[THH:MM] (the next
+ *   such day), DD (the next such day of a month, at midnight), HH:MM or
+ *   THH:MM (the next such time), :MM (the next such minute); '/' may
+ *   separate the date's numbers, a two-digit year is 20YY, a minute may
+ *   have one digit.
  * 0 and *out; -EINVAL for anything else or a date that does not exist,
  * -ERANGE for a full date and time that is not after now (rsync refuses a
  * past time too). */

@@ -232,7 +232,7 @@ rm -rf "$T/mod/sa" "$dst"; mkdir -p "$dst"
 start=$(date +%s%N)
 expect_rc 30 ferry_c push --bwlimit 4M --stop-after=0.05 "$src/big.bin" "$(url m/sa/)"
 took=$((($(date +%s%N) - start) / 1000000))
-grep -q "stopping at the requested limit (--stop-after, --stop-at)" "$T/last.err" ||
+grep -q "stopping at requested limit (--stop-after, --stop-at)" "$T/last.err" ||
   { cat "$T/last.err"; fail "push --stop-after: not said"; }
 [ "$took" -ge 2900 ] && [ "$took" -lt 20000 ] || fail "push --stop-after=0.05 stopped after $took ms"
 wait_sessions
@@ -246,7 +246,7 @@ matched=$(stat_of "$T/last.out" "Matched data")
 [ "$matched" -ge $((part - MIB)) ] || fail "matched $matched of a $part-byte partial (--stop-after)"
 note "  push: stopped after $took ms, partial $part B, the rerun matched $matched B"
 expect_rc 30 ferry_c pull --bwlimit 4M --stop-after=0.05 "$(url m/sa/big.bin)" "$dst/"
-grep -q "stopping at the requested limit" "$T/last.err" || { cat "$T/last.err"; fail "pull --stop-after: not said"; }
+grep -q "stopping at requested limit" "$T/last.err" || { cat "$T/last.err"; fail "pull --stop-after: not said"; }
 only_partial "$dst" big.bin
 part=$(size_of "$dst/.ferry-part.big.bin")
 expect_rc 0 ferry_c pull --stats "$(url m/sa/big.bin)" "$dst/"
@@ -258,4 +258,13 @@ expect_rc 1 ferry_c push --stop-at=2020-01-01T00:00 "$src/big.bin" "$(url m/sa/)
 grep -q -- "--stop-at=2020-01-01T00:00: that time is not ahead" "$T/last.err" ||
   { cat "$T/last.err"; fail "a past --stop-at: not refused"; }
 expect_rc 1 ferry_c push --stop-after=0 "$src/big.bin" "$(url m/sa/)"
+expect_rc 1 ferry_c ls --stop-after=1 "$(url m/sa/)"
+note "the clock starts when the options are read: a list read from a pipe meanwhile counts; a tiny limit is one"
+rm -rf "$T/mod/sb"
+start=$(date +%s%N)
+(sleep 2; echo big.bin) | expect_rc 30 ferry_c push --bwlimit 4M --stop-after=0.05 --files-from=- "$src/" "$(url m/sb/)"
+took=$((($(date +%s%N) - start) / 1000000))
+[ "$took" -ge 2900 ] && [ "$took" -lt 4500 ] || fail "--stop-after=0.05 with a list arriving after 2 s stopped after $took ms"
+expect_rc 30 ferry_c push --stop-after=0.000001 "$src/big.bin" "$(url m/sb/)"
+wait_sessions
 echo "PASS"

@@ -62,10 +62,20 @@ static void test_at(void **state)
 	assert_int_equal(at("9:11"), 1796461860);
 	assert_int_equal(at(":05"), 1796465100);          /* the next hour's */
 	assert_int_equal(at(":11"), 1796461860);
+	/* rsync's other spellings: a bare day of the month, a date ending in
+	 * T, a minute of one digit */
+	assert_int_equal(at("14"), 1797206400);           /* 2026-12-14 */
+	assert_int_equal(at("5"), 1799107200);            /* today's is past: 2027-01-05 */
+	assert_int_equal(at("31"), 1798675200);           /* 2026-12-31 */
+	assert_int_equal(at("12-31T"), 1798675200);
+	assert_int_equal(at("2026-12-31T"), 1798675200);
+	assert_int_equal(at(":5"), 1796465100);
+	assert_int_equal(at("9:11"), 1796461860);
+	assert_int_equal(at("10:5"), 1796465100);
 	assert_int_equal(stop_at_parse("2026-12-05T09:10", NOW, &t), -ERANGE);
 	assert_int_equal(stop_at_parse("2025-01-01", NOW, &t), -ERANGE);
 	static const char *const bad[] = { "24:00", "12:60", "13-01", "2026-02-30", "2027-02-29",
-					   "x", "12-31T", "1:2", ":5", "T", "", "12-31T:05",
+					   "x", "0", "32", "123", "T", "", "12-31T:05", "12-31:05",
 					   "123-12-01", "2026-12-31T23:59:00", "12-31 23:59", "-12-31" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		if (stop_at_parse(bad[i], NOW, &t) != -EINVAL)
