@@ -60,26 +60,31 @@ static int remote_of(const char *arg, const struct xfer_cli *x, const char *what
 
 static volatile sig_atomic_t stop_resumes = 1;   /* --no-resume clears it */
 
-/* Ctrl-C or SIGTERM: exit 20 with one line, as rsync; a pull's file being
- * written is a temporary, removed here (async-signal-safe calls only). */
+/* Leaves at once from a signal handler (async-signal-safe calls only): a
+ * pull's file being written is a temporary, removed here; what the receiver
+ * keeps is a partial name, for the next run. One of the two lines, as
+ * --no-resume says, then `code`. */
+__attribute__((noreturn)) static void leave(const char *kept, size_t kept_len, const char *none,
+					    size_t none_len, int code)
+{
+	afile_signal_cleanup();
+	if (write(STDERR_FILENO, stop_resumes ? kept : none, stop_resumes ? kept_len : none_len) < 0) {
+		/* nothing more to do: we are leaving */
+	}
+	_exit(code);
+}
+
+/* Ctrl-C or SIGTERM: exit 20 with one line, as rsync. */
 static void on_stop(int sig)
 {
-	/* what the receiver keeps: a random temporary goes (here, or on the
-	 * box when its session ends); a partial name stays for the next run */
 	static const char kept[] = "\nferry: stopped by a signal (no file is left half-written "
 				   "under its name; what arrived of a big file is kept, and the "
 				   "next run resumes it)\n";
 	static const char none[] = "\nferry: stopped by a signal (no file is left half-written "
 				   "under its name; --no-resume: nothing partial is kept)\n";
-	const char *msg = stop_resumes ? kept : none;
-	size_t len = stop_resumes ? sizeof kept - 1 : sizeof none - 1;
 
 	(void)sig;
-	afile_signal_cleanup();
-	if (write(STDERR_FILENO, msg, len) < 0) {
-		/* nothing more to do: we are leaving */
-	}
-	_exit(EXIT_SIGNAL);
+	leave(kept, sizeof kept - 1, none, sizeof none - 1, EXIT_SIGNAL);
 }
 
 /* --stop-after or --stop-at reached: as a signal, with rsync's exit 30 and
@@ -92,15 +97,9 @@ static void on_deadline(int sig)
 	static const char none[] = "\nferry: stopping at requested limit (--stop-after, "
 				   "--stop-at): no file is left half-written under its name "
 				   "(--no-resume: nothing partial is kept)\n";
-	const char *msg = stop_resumes ? kept : none;
-	size_t len = stop_resumes ? sizeof kept - 1 : sizeof none - 1;
 
 	(void)sig;
-	afile_signal_cleanup();
-	if (write(STDERR_FILENO, msg, len) < 0) {
-		/* nothing more to do: we are leaving */
-	}
-	_exit(EXIT_TIMEOUT);
+	leave(kept, sizeof kept - 1, none, sizeof none - 1, EXIT_TIMEOUT);
 }
 
 /* The signals that stop a transfer, and the clock that may. */
