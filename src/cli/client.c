@@ -237,7 +237,7 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 {
 	struct chan_peer peer;
 	uint8_t hello[128];
-	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE };
+	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE | HELLO_PARTIAL };
 	int rc;
 
 	snprintf(h.software, sizeof h.software, "ferry %s", FERRY_VERSION);
@@ -369,10 +369,18 @@ static int judge_answer(const struct remote *r, const struct client_opts *o,
 /* The REQUEST as this server can read it: one older than the REQUEST's
  * extensions gets none (a pull's "I know FILE_VANISHED" is left out), and
  * an option that needs them is refused here, in one line. */
-static int fit_request(const struct remote *r, const struct hello *server, struct m_request *q)
+static int fit_request(const struct remote *r, const struct client_opts *o,
+		       const struct hello *server, struct m_request *q)
 {
 	char sw[4 * MSG_MAX_SOFTWARE + 8];
 
+	if (o->partial_delete && !(server->features & HELLO_PARTIAL)) {
+		die_msg("%s: the server (%s) is older than --delete with -R or --files-from (it "
+			"would delete in the directories on the way): update it, or leave --delete "
+			"out", r->display, server->software[0] ?
+			peer_quote(sw, sizeof sw, server->software) : "unknown");
+		return EXIT_REFUSED;
+	}
 	if (server->features & HELLO_REQ_MORE)
 		return 0;
 	q->flags2 &= ~REQ2_VANISHED;
@@ -416,7 +424,7 @@ int client_open(const struct remote *r, const struct client_opts *o, const struc
 	c->ch = ch;
 	m->type = MSG_REQUEST;
 	m->u.request = *rq;
-	if ((rc = fit_request(r, &server, &m->u.request)) != 0) {
+	if ((rc = fit_request(r, o, &server, &m->u.request)) != 0) {
 		chan_free(ch);
 		c->ch = NULL;
 		free(m);

@@ -26,6 +26,8 @@ struct client_opts {
 	 * proves it; the caller pins it after); a changed one is still refused */
 	int pairing;
 	uint8_t *host_pub;         /* when set: the server's key, KEY_LEN bytes */
+	int partial_delete;        /* a push -R or --files-from with --delete: only to a server
+				      that knows DIRB_PARTIAL (HELLO_PARTIAL) */
 };
 
 /* Connects and authenticates; on success c->ch is set and the server's

@@ -182,9 +182,10 @@ static int sources_open(char **args, int n, const struct xfer_cli *x, struct sou
 	for (int i = 0; i < n; i++) {
 		jails[k].root_fd = -1;
 		int rc = source_open(args[i], &srcs[k], &jails[k]);
-		/* -L, -k, and --files-from's links to directories: the PC's own */
+		/* -L, -k, and --files-from's or -R's links to directories on the
+		 * way: the PC's own */
 		if (rc == 0)
-			jails[k++].follow = x->follow != FOLLOW_NONE || x->files_from;
+			jails[k++].follow = x->follow != FOLLOW_NONE || x->files_from || x->relative;
 		else if (!(x->ignore_missing && rc == -ENOENT))
 			xfer_error(local, "%s", err_msg());
 	}
@@ -193,6 +194,20 @@ static int sources_open(char **args, int n, const struct xfer_cli *x, struct sou
 
 /* The largest --files-from list read: the PC holds it, sorted. */
 #define FILES_FROM_MAX (256u << 20)
+
+/* *src as "SRC/" (owned by the caller): the list's paths are below it. */
+static int as_dir(char **src, struct pathset *ps)
+{
+	size_t n = strlen(*src);
+	char *s = malloc(n + 2);
+	if (!s) {
+		pathset_free(ps);
+		return die_msg("out of memory"), EXIT_LOCAL;
+	}
+	snprintf(s, n + 2, "%s%s", *src, n && (*src)[n - 1] == '/' ? "" : "/");
+	*src = s;
+	return 0;
+}
 
 /* --files-from: the list, read now ("-": standard input). Its paths are
  * relative to the one source, a directory, whose trailing slash does not
@@ -234,14 +249,94 @@ static int files_from_load(const struct xfer_cli *x, int nsrc, char **src, struc
 	if (rc < 0)
 		return die_msg("%s", err_msg()), EXIT_USAGE;
 	ps->recursive = x->explicit_r;   /* -a's -r does not count here, as in rsync */
-	char *s = malloc(n + 2);
-	if (!s) {
-		pathset_free(ps);
-		return die_msg("out of memory"), EXIT_LOCAL;
+	ps->origin = "listed in --files-from";
+	return as_dir(src, ps);
+}
+
+
+/* One -R source: its base (what comes before rsync's "/./" anchor, or "/"
+ * for an absolute path, or "."), and what of it is kept below the
+ * destination, appended to *list with a NUL. 0, or an exit code after one
+ * line. */
+static int relative_one(const char *a, char **base, char **list, size_t *len)
+{
+	const char *anchor = strstr(a, "/./"), *rest = a;
+	size_t blen = 0;
+
+	if (anchor) {
+		blen = (size_t)(anchor - a);
+		rest = anchor + 3;
+	} else if (a[0] == '/') {
+		rest = a + 1;
 	}
-	snprintf(s, n + 2, "%s%s", *src, n && (*src)[n - 1] == '/' ? "" : "/");
-	*src = s;
+	*base = blen ? strndup(a, blen) : strdup(anchor || a[0] == '/' ? "/" : ".");
+	size_t rl = strlen(rest);
+	char *nl = *base ? realloc(*list, *len + rl + 2) : NULL;
+	if (!nl)
+		return die_msg("out of memory"), EXIT_LOCAL;
+	*list = nl;
+	for (size_t b = strlen(*base); b > 1 && (*base)[b - 1] == '/';)
+		(*base)[--b] = '\0';   /* "src//./x" is "src" */
+	/* what is kept: "/./" again inside is "/", and no ".." (as rsync) */
+	char *o = nl + *len;
+	size_t k = 0;
+	for (size_t i = 0; i < rl; i++) {
+		if (rest[i] == '/' && rest[i + 1] == '.' && rest[i + 2] == '/') {
+			i++;
+			continue;
+		}
+		o[k++] = rest[i];
+	}
+	o[k] = '\0';
+	for (char *c = o; *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : c + strlen(c))
+		if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2]))
+			return die_msg("push -R: %s: \"..\" in the path that is kept (put \"/./\" "
+				       "after it: what follows is kept)", a), EXIT_USAGE;
+	if (!k)   /* the base itself: "." (a blank entry is no entry) */
+		o[k++] = '.';
+	o[k] = '\0';
+	*len += k + 1;
 	return 0;
+}
+
+/* -R: each source's path is kept below the destination, from its "/./" on,
+ * as in rsync. The sources share the part before it, ferry's one source
+ * directory: they become a list of that directory's paths, read as
+ * --files-from reads one but recursive (-R's directories come whole), and
+ * *src becomes "BASE/" (owned by the caller). 0, or an exit code after one
+ * line. */
+static int relative_load(int nsrc, char **argv, char **src, struct pathset *ps)
+{
+	char *list = NULL, *base = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < nsrc; i++) {
+		char *b = NULL;
+		if (!argv[i][0])
+			rc = (die_msg("push -R: a source is empty"), EXIT_USAGE);
+		else
+			rc = relative_one(argv[i], &b, &list, &len);
+		if (rc == 0 && base && strcmp(base, b))
+			rc = (die_msg("push -R: the sources' bases differ (\"%s\" and \"%s\"): ferry "
+				      "sends from one directory; give each the same part before "
+				      "\"/./\"", base, b), EXIT_USAGE);
+		if (!base) {
+			base = b;
+			b = NULL;
+		}
+		free(b);
+	}
+	if (rc == 0 && (rc = pathset_parse(ps, list, len, 1, "-R")) < 0)
+		rc = (die_msg("push %s", err_msg()), EXIT_USAGE);
+	free(list);
+	if (rc == 0) {
+		ps->recursive = 1;   /* ferry always recurses */
+		*src = base;
+		rc = as_dir(src, ps);
+	}
+	free(base);
+	return rc;
 }
 
 int cmd_push(int argc, char **argv)
@@ -271,10 +366,14 @@ int cmd_push(int argc, char **argv)
 			rc = (die_msg("push: %s is a ferry private key: -i means --itemize-changes, as "
 				      "in rsync; give a key with --identity FILE", argv[i]), EXIT_USAGE);
 	}
-	if (rc == 0 && x.files_from && nsrc >= 1) {
+	if (rc == 0 && x.files_from && nsrc >= 1) {   /* it implies -R, as in rsync */
 		listed_src = argv[first];
 		if ((rc = files_from_load(&x, nsrc, &listed_src, &ps)) != 0)
 			listed_src = NULL;
+	} else if (rc == 0 && x.relative) {
+		if ((rc = relative_load(nsrc, argv + first, &listed_src, &ps)) != 0)
+			listed_src = NULL;
+		nsrc = 1;
 	}
 	if (rc)
 		return rc;
@@ -309,7 +408,7 @@ int cmd_push(int argc, char **argv)
 	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
 		/* the PC rolls over its files against the box's signatures */
 		struct xfer_opts o = { .flags = x.flags, .do_delta = 1, .follow = x.follow,
-				       .files_from = x.files_from ? &ps : NULL,
+				       .files_from = listed_src ? &ps : NULL,
 				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		int s = sender_run(&c, srcs, (size_t)nopen, &o, &h, &st);

@@ -391,10 +391,10 @@ static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr
 {
 	struct channel *ch = NULL;
 	struct chan_peer *peer = calloc(1, sizeof *peer);
-	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE };
+	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE | HELLO_PARTIAL };
 #ifdef FERRY_TEST_HOOKS
-	if (getenv("FERRY_TEST_OLD_HELLO"))   /* test builds: a server older than REQ_MORE */
-		h.features = 0;
+	if (getenv("FERRY_TEST_OLD_HELLO"))   /* test builds: an older server, with these */
+		h.features = (uint32_t)strtoul(getenv("FERRY_TEST_OLD_HELLO"), NULL, 0);
 #endif
 	uint8_t hello[128];
 	char prefix[80], buf[512];

@@ -79,9 +79,9 @@ static const struct rflag rsync_flags[] = {
 	{ "i-r", 0, 0, SAME, 0, "ferry always streams the file list" },
 	{ "no-inc-recursive", 0, 0, SAME, 0, "ferry streams the file list and holds no list in memory" },
 	{ "no-i-r", 0, 0, SAME, 0, "ferry streams the file list and holds no list in memory" },
-	{ "relative", 'R', 0, REFUSE, 0, "ferry sends each source as its last component (or its "
-	  "contents with a trailing '/'); there are no relative path names" },
-	{ "no-implied-dirs", 0, 0, REFUSE, 0, "there is no --relative" },
+	{ "relative", 'R', 0, OWN, 'R', NULL },
+	{ "no-implied-dirs", 0, 0, REFUSE, 0, "with -R ferry sends the directories on the way "
+	  "with their own modes and times, as rsync does by default" },
 	{ "backup", 'b', 0, OWN, 'b', NULL },
 	{ "backup-dir", 0, 1, OWN, O_BACKUP_DIR, NULL },
 	{ "suffix", 0, 1, OWN, O_SUFFIX, NULL },
@@ -397,6 +397,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		break;
 	case 'r': x->recursive = 1; x->explicit_r = 1; break;   /* ls -r; --files-from's -r */
 	case O_FILES_FROM: x->files_from = optarg; break;
+	case 'R': x->relative = 1; break;
 	case '0': x->from0 = 1; break;
 	case 'o': x->flags |= REQ_OWNER; break;
 	case 'g': x->flags |= REQ_GROUP; break;
@@ -597,9 +598,11 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 		return bad(cmd, "--stop-after and --stop-at go with push and pull");
 	if (x->files_from && strcmp(cmd, "push"))
 		return bad(cmd, "--files-from works with push: the list names the PC's files");
-	if (x->files_from && (x->flags & REQ_DELETE))
-		return bad(cmd, "--files-from with --delete is not supported: ferry would delete in "
-			   "each directory on the way what the list leaves out");
+	if (x->relative && strcmp(cmd, "push"))
+		return bad(cmd, "-R/--relative works with push: its paths name the PC's files");
+	/* a part of the source: --delete must keep out of the directories on
+	 * the way, which a box older than DIRB_PARTIAL would mirror */
+	x->co.partial_delete = (x->files_from || x->relative) && (x->flags & REQ_DELETE);
 	if (x->from0 && !x->files_from)
 		return bad(cmd, "-0/--from0 goes with --files-from (--exclude-from and --include-from "
 			   "read lines)");

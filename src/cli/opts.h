@@ -43,6 +43,7 @@ struct xfer_cli {
 	int explicit_r;             /* -r itself (-a's does not count with --files-from) */
 	const char *files_from;     /* --files-from FILE ("-": stdin); push only */
 	int from0;                  /* -0, --from0: its entries end at a NUL */
+	int relative;               /* -R: each source's path (after a "/./") is kept; push only */
 	long long stop_at_ms;       /* --stop-after, --stop-at: when to stop, in ms of the wall
 				       clock (CLOCK_REALTIME); 0 = never */
 };

@@ -325,6 +325,8 @@ static void rd_fields(struct rd *r, struct msg *m)
 	case MSG_DIR_BEGIN:
 		m->u.dir_begin.flags = rd_u8(r);
 		rd_str(r, m->u.dir_begin.path, MSG_MAX_PATH);
+		if (m->u.dir_begin.flags & ~DIRB_KNOWN)
+			r->err = -EBADMSG;
 		break;
 	case MSG_ENTRY:
 		rd_entry(r, &m->u.entry);

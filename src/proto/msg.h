@@ -153,6 +153,9 @@ enum entry_type { ENT_REG = 1, ENT_DIR = 2, ENT_LNK = 3, ENT_SPECIAL = 4 };
 /* DIR_BEGIN flags */
 #define DIRB_SYNTHETIC 0x01u  /* the root listing made of the sources given: never --delete here */
 #define DIRB_SINGLE    0x02u  /* the root listing is one regular file named on the command line */
+#define DIRB_PARTIAL   0x04u  /* some of the directory's entries only (-R, --files-from): a
+			       * directory on the way to what is sent: never --delete here */
+#define DIRB_KNOWN     0x07u
 
 /* FILE_DAMAGED: the box's copy no longer matches the hash recorded when it
  * was stored (a snapshot module; bit rot, or a change made behind ferry).
@@ -191,6 +194,9 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
  * ignores the bits it does not know) */
 #define HELLO_REQ_MORE 0x1u   /* REQUEST flags 0x20000000 and 0x40000000 (flags2), and
 			       * FILE_END status 4: a client sends them only to such a server */
+#define HELLO_PARTIAL  0x2u   /* DIR_BEGIN's DIRB_PARTIAL: a client pushes a part of its
+			       * source (-R, --files-from) with --delete only to such a server,
+			       * lest one that does not know the flag mirror a part */
 
 struct hello {
 	uint8_t version;

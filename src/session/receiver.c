@@ -634,9 +634,11 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 		snprintf(r->max_listed, sizeof r->max_listed, "%s", db->path);
 	r->in_listing = 1;
 	local_clear(r);
-	/* single-file mode lists the parent of what was named: never mirrored */
-	if ((r->o->flags & REQ_DELETE) && !(db->flags & DIRB_SYNTHETIC) && !r->single &&
-	    r->cur_fd >= 0) {
+	/* single-file mode lists the parent of what was named, and a partial
+	 * listing (-R, --files-from, -x's mount point) some of the directory:
+	 * never mirrored */
+	if ((r->o->flags & REQ_DELETE) && !(db->flags & (DIRB_SYNTHETIC | DIRB_PARTIAL)) &&
+	    !r->single && r->cur_fd >= 0) {
 		/* what the rules protect here is known before anything is deleted */
 		if (xfilter_goto(r->o->filter, db->path) < 0)
 			file_error(r, db->path[0] ? db->path : ".", err_msg());

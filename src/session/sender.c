@@ -1062,7 +1062,12 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 		s->root_dev = dst.st_dev;
 	} else if ((s->o->flags & REQ_ONE_FS) && dst.st_dev != s->root_dev) {
 		l.n = 0;   /* -x: a mount point is sent, what is in it is not */
+		flags |= DIRB_PARTIAL;
 	}
+	/* a directory on the way to what -R or --files-from sends */
+	if (s->o->files_from && !(flags & DIRB_SYNTHETIC) &&
+	    !pathset_complete(s->o->files_from, wpath))
+		flags |= DIRB_PARTIAL;
 	drop_unsent(s, si, dfd, &l, wpath);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
@@ -1219,7 +1224,7 @@ static int walk_root(struct sender *s)
 	return rc;
 }
 
-/* --files-from: an entry the walk never met is named when it is not there
+/* --files-from, -R: an entry the walk never met is named when it is not there
  * (rsync's "link_stat failed"); one the rules excluded, or below a directory
  * they did, is left out in silence. */
 static void listed_not_found(struct sender *s)
@@ -1244,7 +1249,8 @@ static void listed_not_found(struct sender *s)
 			if (dfd >= 0)
 				err_set(rc, "%s", strerror(-rc));
 		}
-		sender_failed(s, p, "%s: listed in --files-from: %s", p, err_msg());
+		sender_failed(s, p, "%s: %s%s%s", p, ps->origin ? ps->origin : "",
+			      ps->origin ? ": " : "", err_msg());
 	}
 }
 

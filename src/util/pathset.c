@@ -236,6 +236,23 @@ enum pathset_want pathset_wants(struct pathset *ps, const char *path, int is_dir
 	return PATHSET_NO;
 }
 
+int pathset_complete(const struct pathset *ps, const char *path)
+{
+	size_t n = strlen(path);
+	const struct pathset_ent *e = find(ps, path, n);
+
+	if (e && (e->contents || ps->recursive))
+		return 1;
+	if (!ps->recursive)
+		return 0;
+	if (n && find(ps, "", 0))
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (path[i] == '/' && find(ps, path, i))
+			return 1;
+	return 0;
+}
+
 void pathset_unsee(struct pathset *ps)
 {
 	for (size_t i = 0; i < ps->n; i++)

@@ -27,6 +27,8 @@ struct pathset {
 	size_t n;
 	char *arena;             /* owned: the paths */
 	int recursive;           /* -r: everything below a listed directory too */
+	const char *origin;      /* how a missing entry is said: "listed in --files-from" or
+				    NULL (-R's sources); not owned */
 };
 
 /* Parses `len` bytes of a list (nul_sep: --from0). `what` names it in an
@@ -47,6 +49,11 @@ enum pathset_want {
 				rsync, the filter rules do not apply to it */
 };
 enum pathset_want pathset_wants(struct pathset *ps, const char *path, int is_dir);
+/* Whether the directory `path` ("" = the source) is sent whole, all its
+ * entries listed (so --delete may mirror it, as rsync's does where a
+ * directory's contents are sent): listed as "dir/", or with -r listed or
+ * below a listed one. Not a directory on the way. Marks nothing seen. */
+int pathset_complete(const struct pathset *ps, const char *path);
 /* Every entry not seen again (a walk that only counted has been). */
 void pathset_unsee(struct pathset *ps);
 /* The entry for the source itself (".", "/", "x/.."), or NULL. */

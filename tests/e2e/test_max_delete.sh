@@ -129,7 +129,7 @@ grep -q "(4 skipped)" "$T/last.err" || { cat "$T/last.err"; fail "no --max-delet
 if [[ "$FERRY_SERVER" != *qemu* ]] && [[ "$FERRY_SERVER" == "$FERRY" ]]; then
   note "an older server: plain pulls and pushes work, --max-delete and --max-size are refused here"
   stop_server
-  FERRY_TEST_OLD_HELLO=1 start_server
+  FERRY_TEST_OLD_HELLO=0 start_server   # its HELLO's features: none
   rm -rf "$T/back2"
   expect_rc 0 ferry_c pull -a "$(url m/src/)" "$T/back2"
   expect_rc 0 ferry_c push -a --delete "$src/" "$(url m/t)"

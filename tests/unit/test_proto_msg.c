@@ -327,6 +327,19 @@ static void test_refuses_bad_values(void **state)
 	memset(raw + off + 2, 'a', 256);
 	assert_int_equal(msg_decode(raw, off + 2 + 256, &back), -EBADMSG);
 
+	/* DIR_BEGIN: the known flags, and no other (a partial listing's
+	 * meaning must not be lost on a receiver that would mirror it) */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_DIR_BEGIN;
+	strcpy(m.u.dir_begin.path, "a/b");
+	m.u.dir_begin.flags = DIRB_PARTIAL;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.u.dir_begin.flags, DIRB_PARTIAL);
+	m.u.dir_begin.flags = DIRB_KNOWN + 1;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+
 	/* unknown request flags and ops */
 	memset(&m, 0, sizeof m);
 	m.type = MSG_REQUEST;

@@ -141,12 +141,46 @@ static void test_wants(void **state)
 	pathset_free(&ps);
 }
 
+/* Where --delete may mirror: a directory whose entries are all listed */
+static void test_complete(void **state)
+{
+	struct pathset ps;
+
+	(void)state;
+	parse(&ps, "a.txt\ndir1/sub/y\ndir2/\nd3\n");
+	assert_false(pathset_complete(&ps, ""));       /* the source, on the way */
+	assert_false(pathset_complete(&ps, "dir1"));   /* on the way */
+	assert_false(pathset_complete(&ps, "dir1/sub"));
+	assert_true(pathset_complete(&ps, "dir2"));    /* "dir2/": its entries */
+	assert_false(pathset_complete(&ps, "dir2/deep"));   /* within, not its entries */
+	assert_false(pathset_complete(&ps, "d3"));     /* listed alone, without -r */
+	ps.recursive = 1;
+	assert_true(pathset_complete(&ps, "d3"));
+	assert_true(pathset_complete(&ps, "d3/deeper/still"));
+	assert_true(pathset_complete(&ps, "dir2/deep"));
+	assert_false(pathset_complete(&ps, "dir1"));
+	assert_false(pathset_complete(&ps, "d"));
+	assert_false(pathset_complete(&ps, "d3x"));
+	/* nothing marked seen */
+	for (size_t i = 0; i < ps.n; i++)
+		assert_int_equal(ps.e[i].seen, 0);
+	pathset_free(&ps);
+
+	parse(&ps, ".\n");
+	assert_true(pathset_complete(&ps, ""));
+	assert_false(pathset_complete(&ps, "x"));
+	ps.recursive = 1;
+	assert_true(pathset_complete(&ps, "x/y"));
+	pathset_free(&ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_wants),
+		cmocka_unit_test(test_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
