@@ -106,6 +106,20 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$w/mnt/src/mp" && mount -t tmpfs -o size=1m f
   [ "$rc" = 0 ] || fail "the rsync oracle failed (-x --delete)"
   [ "$frc" = 0 ] || { cat "$T/last.out"; fail "push -ax --delete exited $frc"; }
   check "push -x --delete" "$T/oracle/x" "$T/mod/x"
+  # the same on a pull: the box's mount point, the PC's copy of it kept
+  mkdir -p "$T/mod/xs/mp"; echo top > "$T/mod/xs/t"
+  for d in "$T/oracle/xp" "$T/xp"; do
+    mkdir -p "$d/mp"; echo keep > "$d/mp/keep"; touch -d 2022-03-04 "$d/mp/keep"
+  done
+  mount -t tmpfs -o size=1m ferry-test "$T/mod/xs/mp"
+  echo inside > "$T/mod/xs/mp/in"; touch -d '2022-03-04 05:06:07.5' "$T/mod/xs/mp" "$T/mod/xs"
+  rc=0; rsync -ax --delete "$T/mod/xs/" "$T/oracle/xp/" || rc=$?
+  frc=0; ferry_c pull -ax --delete "$(url m/xs/)" "$T/xp" > "$T/last.out" 2>&1 || frc=$?
+  umount "$T/mod/xs/mp"
+  [ "$rc" = 0 ] || fail "the rsync oracle failed (pull -x --delete)"
+  [ "$frc" = 0 ] || { cat "$T/last.out"; fail "pull -ax --delete exited $frc"; }
+  check "pull -x --delete" "$T/oracle/xp" "$T/xp"
+  [ -e "$T/xp/mp/keep" ] || fail "pull -x --delete: the mount point's directory was mirrored"
   [ -e "$T/mod/x/src/mp/keep" ] || fail "-x --delete: the mount point's directory was mirrored"
 else
   note "(not root, or no tmpfs mount here: the -x case was not run)"
