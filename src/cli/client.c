@@ -237,7 +237,7 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 {
 	struct chan_peer peer;
 	uint8_t hello[128];
-	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE | HELLO_PARTIAL };
+	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE | HELLO_MORE2 };
 	int rc;
 
 	snprintf(h.software, sizeof h.software, "ferry %s", FERRY_VERSION);
@@ -374,11 +374,14 @@ static int fit_request(const struct remote *r, const struct client_opts *o,
 {
 	char sw[4 * MSG_MAX_SOFTWARE + 8];
 
-	if (o->partial_delete && !(server->features & HELLO_PARTIAL)) {
-		die_msg("%s: the server (%s) is older than --delete with -R or --files-from (it "
-			"would delete in the directories on the way): update it, or leave --delete "
-			"out", r->display, server->software[0] ?
-			peer_quote(sw, sizeof sw, server->software) : "unknown");
+	if ((o->partial_delete || (q->flags2 & REQ2_SAFE_LINKS)) &&
+	    !(server->features & HELLO_MORE2)) {
+		die_msg("%s: the server (%s) is older than %s: update it, or leave %s out",
+			r->display, server->software[0] ?
+			peer_quote(sw, sizeof sw, server->software) : "unknown",
+			o->partial_delete ? "--delete with -R or --files-from (it would delete in "
+			"the directories on the way)" : "--safe-links",
+			o->partial_delete ? "--delete" : "it");
 		return EXIT_REFUSED;
 	}
 	if (server->features & HELLO_REQ_MORE)

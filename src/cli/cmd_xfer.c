@@ -41,8 +41,9 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	snprintf(rq->suffix, sizeof rq->suffix, "%s", x->suffix ? x->suffix : "");
 	snprintf(rq->chmod, sizeof rq->chmod, "%s", x->chmod ? x->chmod : "");
 	rq->max_delete = x->max_delete;
-	/* a pull's receiver (this side) knows FILE_VANISHED */
-	rq->flags2 = x->flags2 | (op == OP_PULL ? REQ2_VANISHED : 0);
+	/* a pull's receiver (this side) knows FILE_VANISHED, and keeps
+	 * --safe-links to itself */
+	rq->flags2 = op == OP_PULL ? (x->flags2 & ~REQ2_SAFE_LINKS) | REQ2_VANISHED : x->flags2;
 	rq->max_size = x->max_size;
 	rq->min_size = x->min_size;
 }

@@ -35,7 +35,7 @@ enum {
 	O_STATS, O_PROGRESS, O_LOG_FILE, O_BWLIMIT, O_FSYNC, O_HELP, O_NO_WHOLE, O_ZLEVEL,
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
-	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE, O_FILES_FROM,
+	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE, O_FILES_FROM, O_SAFE_LINKS,
 	O_STOP_AFTER, O_STOP_AT,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
@@ -96,7 +96,7 @@ static const struct rflag rsync_flags[] = {
 	{ "links", 'l', 0, SAME, 0, "ferry always keeps symlinks as symlinks" },
 	{ "copy-links", 'L', 0, OWN, 'L', NULL },
 	{ "copy-unsafe-links", 0, 0, REFUSE, 0, NO_FOLLOW },
-	{ "safe-links", 0, 0, REFUSE, 0, NO_FOLLOW },
+	{ "safe-links", 0, 0, OWN, O_SAFE_LINKS, NULL },
 	{ "insecure-links", 0, 0, REFUSE, 0, NO_FOLLOW },
 	{ "confine-root", 0, 1, REFUSE, 0, "the daemon confines every module to its directory itself" },
 	{ "munge-links", 0, 0, REFUSE, 0, NO_FOLLOW },
@@ -398,6 +398,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'r': x->recursive = 1; x->explicit_r = 1; break;   /* ls -r; --files-from's -r */
 	case O_FILES_FROM: x->files_from = optarg; break;
 	case 'R': x->relative = 1; break;
+	case O_SAFE_LINKS: x->flags2 |= REQ2_SAFE_LINKS; break;
 	case '0': x->from0 = 1; break;
 	case 'o': x->flags |= REQ_OWNER; break;
 	case 'g': x->flags |= REQ_GROUP; break;

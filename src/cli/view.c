@@ -92,6 +92,16 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	/* the path is the peer's (a push's CHANGE) or built from its names */
 	const char *shown = peer_quote(q, sizeof q, path);
 
+	if (kind == CHG_UNSAFE) {   /* rsync's words, with -v or -i */
+		if (v->log)
+			log_line(v, "ignoring unsafe symlink", shown);
+		if (!x->co.quiet && (x->co.verbose || x->itemize)) {
+			progress_clear(&v->pg);
+			printf("ignoring unsafe symlink \"%s\"\n", shown);
+			fflush(stdout);
+		}
+		return;
+	}
 	/* a deletion, failure or retry is a fixed word, not the buffer */
 	const char *it = itemize(item, v->dir, kind, bits);
 	if (v->log)

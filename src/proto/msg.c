@@ -489,7 +489,7 @@ static void rd_fields(struct rd *r, struct msg *m)
 		m->u.change.kind = rd_u8(r);
 		m->u.change.bits = rd_u8(r);
 		rd_str(r, m->u.change.path, MSG_MAX_PATH);
-		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_RETRY ||
+		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_UNSAFE ||
 		    (m->u.change.bits & ~CHGB_KNOWN))
 			r->err = -EBADMSG;
 		break;

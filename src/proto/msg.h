@@ -130,7 +130,9 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 #define REQ2_MAX_SIZE 0x1u   /* --max-size: max_size u64; larger files are not transferred */
 #define REQ2_MIN_SIZE 0x2u   /* --min-size: min_size u64; smaller files are not transferred */
 #define REQ2_VANISHED 0x4u   /* the receiver knows FILE_END's FILE_VANISHED (no field) */
-#define REQ2_KNOWN    0x7u
+#define REQ2_SAFE_LINKS 0x8u  /* --safe-links, to a push's receiver (no field): a symlink that
+				* could point outside the transfer is not made (util/safelink.h) */
+#define REQ2_KNOWN    0xfu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -165,7 +167,8 @@ enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2, FILE_DAMA
 		   FILE_VANISHED = 4 };
 
 enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
-		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7, CHG_RETRY = 8 };
+		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7, CHG_RETRY = 8,
+		   CHG_UNSAFE = 9 /* --safe-links: a symlink not made (only to who asked) */ };
 /* What differed, for rsync's -i (">f.st......"): */
 #define CHGB_SIZE  0x01u
 #define CHGB_TIME  0x02u
@@ -194,9 +197,10 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
  * ignores the bits it does not know) */
 #define HELLO_REQ_MORE 0x1u   /* REQUEST flags 0x20000000 and 0x40000000 (flags2), and
 			       * FILE_END status 4: a client sends them only to such a server */
-#define HELLO_PARTIAL  0x2u   /* DIR_BEGIN's DIRB_PARTIAL: a client pushes a part of its
-			       * source (-R, --files-from) with --delete only to such a server,
-			       * lest one that does not know the flag mirror a part */
+#define HELLO_MORE2    0x2u   /* DIR_BEGIN's DIRB_PARTIAL, REQUEST flags2 0x8 and CHANGE kind
+			       * 9: a client pushes a part of its source (-R, --files-from)
+			       * with --delete, or asks for --safe-links, only of such a server
+			       * (one that did not know DIRB_PARTIAL would mirror a part) */
 
 struct hello {
 	uint8_t version;

@@ -35,6 +35,7 @@
 #include "util/chmod.h"
 #include "util/err.h"
 #include "util/path.h"
+#include "util/safelink.h"
 #include "util/log.h"
 
 struct want {
@@ -1317,6 +1318,19 @@ static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists)
 	return keep;
 }
 
+/* --safe-links, as rsync: a symlink that could point outside the transfer
+ * is not made, and what is here under its name stays (it is listed, so never
+ * extraneous either). */
+static int unsafe_link(struct receiver *r, const struct m_entry *e, const char *wpath)
+{
+	if (e->type != ENT_LNK || !(r->o->flags2 & REQ2_SAFE_LINKS) ||
+	    !safelink_unsafe(e->target, wpath))
+		return 0;
+	log_info("ignoring unsafe symlink \"%s\" -> \"%s\"", wpath, e->target);
+	report(r, CHG_UNSAFE, wpath);
+	return 1;
+}
+
 /* The first of a link group (ENT_LINK_FIRST): remembered while its other
  * links may come, within the limits both ends count the same way. */
 static int open_link_group(struct receiver *r, const struct m_entry *e, const char *wpath,
@@ -1412,6 +1426,8 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		rc = 0;   /* never written (ferry.conf "exclude") */
 	else if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
+	else if (unsafe_link(r, e, wpath))
+		rc = 0;
 	else if (keep_as_is(r, e, exists))
 		rc = 0;
 	else if (e->type != ENT_DIR && exists && S_ISDIR(old.st_mode) && !dir_may_go(r, name, wpath))

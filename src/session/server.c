@@ -326,9 +326,13 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	if (rc == 0 && m->type != MSG_REQUEST)
 		rc = err_set(-EBADMSG, "protocol: expected REQUEST, got %s", msg_type_name(m->type));
 #ifdef FERRY_TEST_HOOKS
-	/* test builds (test_max_delete): a server older than REQ_MORE, which
-	 * refused what it did not know as a malformed REQUEST */
-	if (rc == 0 && getenv("FERRY_TEST_OLD_HELLO") && (m->u.request.flags & ~0x1fffffffu))
+	/* test builds (test_max_delete, test_safe_links): a server older than
+	 * the HELLO features it says it has, which refused what it did not know
+	 * as a malformed REQUEST */
+	const char *old = rc == 0 ? getenv("FERRY_TEST_OLD_HELLO") : NULL;
+	uint32_t had = old ? (uint32_t)strtoul(old, NULL, 0) : 0;
+	if (old && ((!(had & HELLO_REQ_MORE) && (m->u.request.flags & ~0x1fffffffu)) ||
+		    (!(had & HELLO_MORE2) && (m->u.request.flags2 & ~0x7u))))
 		rc = err_set(-EBADMSG, "protocol: malformed REQUEST message (an older server)");
 #endif
 	/* a key no module knows yet, with the box's one-time code */
