@@ -272,14 +272,16 @@ static int relative_one(const char *a, char **base, char **list, size_t *len)
 	}
 	*base = blen ? strndup(a, blen) : strdup(anchor || a[0] == '/' ? "/" : ".");
 	size_t rl = strlen(rest);
-	char *nl = *base ? realloc(*list, *len + rl + 2) : NULL;
+	char *nl = *base ? realloc(*list, *len + rl + 4) : NULL;
 	if (!nl)
 		return die_msg("out of memory"), EXIT_LOCAL;
 	*list = nl;
 	for (size_t b = strlen(*base); b > 1 && (*base)[b - 1] == '/';)
 		(*base)[--b] = '\0';   /* "src//./x" is "src" */
-	/* what is kept: "/./" again inside is "/", and no ".." (as rsync) */
-	char *o = nl + *len;
+	/* what is kept: "/./" again inside is "/", and no ".." (as rsync);
+	 * after "./", which the list drops, so that a name starting with '#'
+	 * or ';' is no comment */
+	char *o = nl + *len + 2;
 	size_t k = 0;
 	for (size_t i = 0; i < rl; i++) {
 		if (rest[i] == '/' && rest[i + 1] == '.' && rest[i + 2] == '/') {
@@ -293,11 +295,21 @@ static int relative_one(const char *a, char **base, char **list, size_t *len)
 		if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || !c[2]))
 			return die_msg("push -R: %s: \"..\" in the path that is kept (put \"/./\" "
 				       "after it: what follows is kept)", a), EXIT_USAGE;
-	if (!k)   /* the base itself: "." (a blank entry is no entry) */
+	if (!k)   /* the base itself: "." */
 		o[k++] = '.';
 	o[k] = '\0';
-	*len += k + 1;
+	memcpy(nl + *len, "./", 2);
+	*len += 2 + k + 1;
 	return 0;
+}
+
+/* Two spellings of one directory ("src" and "./src"). */
+static int same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISDIR(sa.st_mode) &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* -R: each source's path is kept below the destination, from its "/./" on,
@@ -318,7 +330,7 @@ static int relative_load(int nsrc, char **argv, char **src, struct pathset *ps)
 			rc = (die_msg("push -R: a source is empty"), EXIT_USAGE);
 		else
 			rc = relative_one(argv[i], &b, &list, &len);
-		if (rc == 0 && base && strcmp(base, b))
+		if (rc == 0 && base && strcmp(base, b) && !same_dir(base, b))
 			rc = (die_msg("push -R: the sources' bases differ (\"%s\" and \"%s\"): ferry "
 				      "sends from one directory; give each the same part before "
 				      "\"/./\"", base, b), EXIT_USAGE);
@@ -410,6 +422,7 @@ int cmd_push(int argc, char **argv)
 		/* the PC rolls over its files against the box's signatures */
 		struct xfer_opts o = { .flags = x.flags, .do_delta = 1, .follow = x.follow,
 				       .files_from = listed_src ? &ps : NULL,
+				       .ignore_missing = x.ignore_missing,
 				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		int s = sender_run(&c, srcs, (size_t)nopen, &o, &h, &st);

@@ -341,7 +341,9 @@ static void meta_apply_ready(struct receiver *r, int all)
 			continue;
 		}
 		int fd = jail_open_dir(r->j, d->path, O_RDONLY);
-		if ((fd < 0 || dir_meta_set(r, fd, d) < 0) && !under_failed(r, d->path))
+		/* --existing did not make it: nothing to set, as rsync */
+		int absent = fd == -ENOENT && (r->o->flags & REQ_EXISTING);
+		if ((fd < 0 || dir_meta_set(r, fd, d) < 0) && !under_failed(r, d->path) && !absent)
 			xfer_error(r->st, "%s: cannot set directory metadata: %s",
 				   d->path[0] ? d->path : ".", fd < 0 ? err_msg() : strerror(errno));
 		if (fd >= 0)

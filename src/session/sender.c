@@ -953,10 +953,10 @@ static int ours_in_progress(int dfd, const struct dirent_info *e)
 	return 0;
 }
 
-/* --files-from: what the list says of entry e of directory wpath (its
+/* --files-from, -R: what the list says of entry e of directory wpath (its
  * path into child). A link to a directory listed as "dir/", or on the way to
- * something listed, is that directory, as rsync's implied directories are;
- * e's stat becomes the directory's. */
+ * something listed (even when listed itself), is that directory, as rsync's
+ * implied directories are; e's stat becomes the directory's. */
 static enum pathset_want listed(const struct sender *s, int dfd, const char *wpath,
 				struct dirent_info *e, char child[PATH_MAX_WIRE + 1])
 {
@@ -966,6 +966,11 @@ static enum pathset_want listed(const struct sender *s, int dfd, const char *wpa
 	if (path_join(child, PATH_MAX_WIRE + 1, wpath, e->name) < 0)
 		return PATHSET_NO;
 	enum pathset_want w = pathset_wants(s->o->files_from, child, S_ISDIR(e->st.st_mode) || link);
+	if (link && w == PATHSET_LISTED && fstatat(dfd, e->name, &t, 0) == 0 &&
+	    S_ISDIR(t.st_mode) && pathset_link_on_way(s->o->files_from, child)) {
+		e->st = dent_stat_of(&t);
+		return PATHSET_IMPLIED;
+	}
 	if (link && (w == PATHSET_LISTED_DIR || w == PATHSET_IMPLIED)) {
 		if (fstatat(dfd, e->name, &t, 0) < 0 || !S_ISDIR(t.st_mode))
 			return w == PATHSET_IMPLIED ? PATHSET_NO : w;
@@ -1031,6 +1036,24 @@ static int link_loop(struct sender *s, const struct dirstack *d, const struct st
 	return v != NULL;
 }
 
+/* -x: whether the directory d->path (stat dst) is on another file system
+ * than its source's root. With -R and --files-from each listed path is a
+ * source of its own, as rsync's, and a directory on the way to one belongs
+ * to none. */
+static int other_fs(const struct sender *s, const struct dirstack *d, const struct stat *dst)
+{
+	const struct pathset *ps = s->o->files_from;
+
+	if (!ps)
+		return dst->st_dev != s->root_dev;
+	if (pathset_is_listed(ps, d->path, strlen(d->path)))
+		return 0;
+	for (size_t i = d->n; i-- > 0;)   /* the nearest listed ancestor */
+		if (pathset_is_listed(ps, d->path, d->lv[i].plen))
+			return dst->st_dev != d->lv[i].st.st_dev;
+	return 0;
+}
+
 /* Lists the directory open as dfd, whose wire path is d->path: DIR_BEGIN, an
  * ENTRY per child, DIR_END. Its listing then stays on the stack for the
  * descent into its subdirectories (unless the walk is one level only). */
@@ -1060,7 +1083,7 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 	if (s->root_src != (int)si) {   /* a source's first listing is its root */
 		s->root_src = si;
 		s->root_dev = dst.st_dev;
-	} else if ((s->o->flags & REQ_ONE_FS) && dst.st_dev != s->root_dev) {
+	} else if ((s->o->flags & REQ_ONE_FS) && other_fs(s, d, &dst)) {
 		l.n = 0;   /* -x: a mount point is sent, what is in it is not */
 		flags |= DIRB_PARTIAL;
 	}
@@ -1244,8 +1267,8 @@ static void listed_not_found(struct sender *s)
 			rc = dfd < 0 ? dfd : fs_stat_entry(dfd, leaf, &st, s->o->follow);
 			if (dfd >= 0)
 				close(dfd);
-			if (rc == 0)
-				continue;
+			if (rc == 0 || (rc == -ENOENT && s->o->ignore_missing))
+				continue;   /* --ignore-missing-args: in silence, as rsync */
 			if (dfd >= 0)
 				err_set(rc, "%s", strerror(-rc));
 		}

@@ -194,6 +194,14 @@ static struct pathset_ent *find(const struct pathset *ps, const char *path, size
 	       &ps->e[i] : NULL;
 }
 
+/* find(), less an entry that is only a directory on the way. */
+static const struct pathset_ent *listed_ent(const struct pathset *ps, const char *path, size_t n)
+{
+	const struct pathset_ent *e = find(ps, path, n);
+
+	return e && !e->way_only ? e : NULL;
+}
+
 /* Some entry lies below path[0..n): one starts with "path/". */
 static int has_below(const struct pathset *ps, const char *path, size_t n)
 {
@@ -216,19 +224,19 @@ enum pathset_want pathset_wants(struct pathset *ps, const char *path, int is_dir
 
 	if (e) {
 		e->seen = 1;
-		return e->contents ? PATHSET_LISTED_DIR : PATHSET_LISTED;
+		return e->way_only ? PATHSET_IMPLIED : e->contents ? PATHSET_LISTED_DIR : PATHSET_LISTED;
 	}
 	/* in a "dir/" listed: the immediate entries */
-	const struct pathset_ent *parent = find(ps, path, plen);
+	const struct pathset_ent *parent = listed_ent(ps, path, plen);
 	if (parent && parent->contents)
 		return PATHSET_WITHIN;
 	/* below a listed directory, at any depth, with -r ("" listed: the
 	 * whole source) */
 	if (ps->recursive) {
-		if (find(ps, "", 0))
+		if (listed_ent(ps, "", 0))
 			return PATHSET_WITHIN;
 		for (size_t i = 0; i < n; i++)
-			if (path[i] == '/' && find(ps, path, i))
+			if (path[i] == '/' && listed_ent(ps, path, i))
 				return PATHSET_WITHIN;
 	}
 	if (is_dir && has_below(ps, path, n))
@@ -239,18 +247,34 @@ enum pathset_want pathset_wants(struct pathset *ps, const char *path, int is_dir
 int pathset_complete(const struct pathset *ps, const char *path)
 {
 	size_t n = strlen(path);
-	const struct pathset_ent *e = find(ps, path, n);
+	const struct pathset_ent *e = listed_ent(ps, path, n);
 
 	if (e && (e->contents || ps->recursive))
 		return 1;
 	if (!ps->recursive)
 		return 0;
-	if (n && find(ps, "", 0))
+	if (n && listed_ent(ps, "", 0))
 		return 1;
 	for (size_t i = 0; i < n; i++)
-		if (path[i] == '/' && find(ps, path, i))
+		if (path[i] == '/' && listed_ent(ps, path, i))
 			return 1;
 	return 0;
+}
+
+int pathset_link_on_way(struct pathset *ps, const char *path)
+{
+	size_t n = strlen(path);
+	struct pathset_ent *e = find(ps, path, n);
+
+	if (!e || !has_below(ps, path, n))
+		return 0;
+	e->way_only = 1;
+	return 1;
+}
+
+int pathset_is_listed(const struct pathset *ps, const char *path, size_t n)
+{
+	return listed_ent(ps, path, n) != NULL;
 }
 
 void pathset_unsee(struct pathset *ps)

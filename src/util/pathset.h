@@ -20,6 +20,8 @@ struct pathset_ent {
 	char *path;        /* resolved, no leading or trailing '/'; "" = the source itself */
 	unsigned contents; /* listed as "dir/": its immediate entries too */
 	unsigned seen;     /* the walk met it (pathset_wants said so) */
+	unsigned way_only; /* a symlink listed with paths below it: only the directory on
+			      their way (pathset_link_on_way) */
 };
 
 struct pathset {
@@ -54,6 +56,15 @@ enum pathset_want pathset_wants(struct pathset *ps, const char *path, int is_dir
  * directory's contents are sent): listed as "dir/", or with -r listed or
  * below a listed one. Not a directory on the way. Marks nothing seen. */
 int pathset_complete(const struct pathset *ps, const char *path);
+/* The walk met `path`, listed, as a symlink to a directory: when paths
+ * listed below it go through it, the directory on their way wins, as in
+ * rsync (the link is not sent, and the directory holds only what is listed
+ * below it): 1, and the entry counts as a directory on the way from now on.
+ * Else 0: the link is sent as a link. */
+int pathset_link_on_way(struct pathset *ps, const char *path);
+/* Whether path[0..n) is listed itself (-x: each listed path is a source of
+ * its own, whose file system the walk keeps to below it). */
+int pathset_is_listed(const struct pathset *ps, const char *path, size_t n);
 /* Every entry not seen again (a walk that only counted has been). */
 void pathset_unsee(struct pathset *ps);
 /* The entry for the source itself (".", "/", "x/.."), or NULL. */

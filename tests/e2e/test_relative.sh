@@ -17,6 +17,7 @@ for f in src/a/b/c/f src/a/b/e src/a/x/g src/a/top src/a/y/h other/o; do
 done
 ln -s ../top "$w/src/a/x/lnk"
 mkdir -p "$w/src/real/d"; echo q > "$w/src/real/d/f"; ln -s real "$w/src/ln"
+mkdir "$w/#d"; echo x > "$w/#d/f"; echo y > "$w/;f"; echo z > "$w/src/#n"
 chmod 750 "$w/src/a"; chmod 700 "$w/src/a/b"; chmod 640 "$w/src/a/top"
 # directory times in the past: rsync (3.5) leaves a new directory's time
 # unset when the source's falls in the second it runs in
@@ -47,6 +48,10 @@ both links1 src/ln/d
 both links2 src/./ln
 both links3 src/./ln/ src/./a/top
 both links4 src/ln/./
+both comments '#d' ';f'
+both comments2 'src/./#n'
+both spelled ./src/./a/x src/./a/y
+both missing --ignore-missing-args src/nope src/a/top
 [ -f "$T/mod/absfull/${w#/}/src/a/y/h" ] || fail "an absolute path: not kept whole"
 [ -f "$T/mod/rel/src/a/b/c/f" ] && [ ! -e "$T/mod/rel/src/a/top" ] || fail "src/a/b: not kept as src/a/b alone"
 
@@ -77,6 +82,15 @@ seed "$T/oracle/del"; seed "$T/mod/del"
 check "push -aR --delete src/a/b" "$T/oracle/del" "$T/mod/del"
 [ -e "$T/mod/del/src/a/old" ] && [ -e "$T/mod/del/src/old" ] && [ ! -e "$T/mod/del/src/a/b/old" ] &&
   [ ! -e "$T/mod/del/src/a/b/c/old" ] || fail "push -R --delete: not rsync's deletions"
+
+note "a link given with a path through it: the directory on the way wins, as rsync"
+for d in "$T/oracle/lw" "$T/mod/lw"; do
+  mkdir -p "$d/src/ln"; echo keep > "$d/src/ln/keep"; touch -d 2022-03-04 "$d/src/ln/keep" "$d/src/ln"
+done
+(cd "$w" && rsync -aR --delete src/ln src/ln/d "$T/oracle/lw/") || fail "the rsync oracle failed (link on the way)"
+(cd "$w" && expect_rc 0 ferry_c push -aR --delete src/ln src/ln/d "$(url m/lw)")
+check "push -aR --delete src/ln src/ln/d" "$T/oracle/lw" "$T/mod/lw"
+[ -f "$T/mod/lw/src/ln/keep" ] && [ -f "$T/mod/lw/src/ln/d/f" ] || fail "src/ln src/ln/d: not rsync's"
 
 note "--files-from --delete: with -r, with 'dir/', and a directory listed alone"
 printf 'a/b\n' > "$T/l1"; printf 'a/b/\n' > "$T/l2"
@@ -120,6 +134,23 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$w/mnt/src/mp" && mount -t tmpfs -o size=1m f
   [ "$frc" = 0 ] || { cat "$T/last.out"; fail "pull -ax --delete exited $frc"; }
   check "pull -x --delete" "$T/oracle/xp" "$T/xp"
   [ -e "$T/xp/mp/keep" ] || fail "pull -x --delete: the mount point's directory was mirrored"
+  # -R -x: each source keeps to its own file system, as rsync's, and a
+  # directory on the way belongs to none
+  mkdir -p "$w/mnt/src/mp"; mount -t tmpfs -o size=1m ferry-test "$w/mnt/src/mp"
+  mkdir -p "$w/mnt/src/mp/sub/deeper"; echo in > "$w/mnt/src/mp/sub/in"; echo d > "$w/mnt/src/mp/sub/deeper/d"
+  find "$w/mnt" -exec touch -d '2022-03-04 05:06:07.5' {} +
+  frc=0; n=rx0
+  for args in "mnt/src/mp/" "mnt/./src/mp/sub" "mnt/src/t mnt/src/mp/sub/in" "mnt/src"; do
+    n=rx$((${n#rx} + 1))
+    # shellcheck disable=SC2086
+    (cd "$w" && rsync -aRx $args "$T/oracle/$n/") || frc=1
+    # shellcheck disable=SC2086
+    (cd "$w" && ferry_c push -aRx $args "$(url "m/$n")") > "$T/last.out" 2>&1 || frc=2
+    [ "$frc" = 0 ] || break
+    python3 "$(dirname "$0")/treecmp.py" "$T/oracle/$n" "$T/mod/$n" > "$T/cmp.out" || { frc=3; break; }
+  done
+  umount "$w/mnt/src/mp"
+  [ "$frc" = 0 ] || { cat "$T/last.out" "$T/cmp.out"; fail "push -aRx $args: not what rsync made ($frc)"; }
   [ -e "$T/mod/x/src/mp/keep" ] || fail "-x --delete: the mount point's directory was mirrored"
 else
   note "(not root, or no tmpfs mount here: the -x case was not run)"

@@ -174,6 +174,31 @@ static void test_complete(void **state)
 	pathset_free(&ps);
 }
 
+/* A link listed with a path through it: the directory on the way wins */
+static void test_link_on_way(void **state)
+{
+	struct pathset ps;
+
+	(void)state;
+	parse(&ps, "ln\nln/d\nlone\n");
+	ps.recursive = 1;
+	assert_true(pathset_is_listed(&ps, "ln", 2));
+	assert_int_equal(pathset_wants(&ps, "ln/x", 0), PATHSET_WITHIN);
+	assert_false(pathset_link_on_way(&ps, "lone"));   /* nothing below it */
+	assert_false(pathset_link_on_way(&ps, "none"));
+	assert_true(pathset_link_on_way(&ps, "ln"));
+	assert_false(pathset_is_listed(&ps, "ln", 2));
+	assert_int_equal(pathset_wants(&ps, "ln", 1), PATHSET_IMPLIED);
+	assert_int_equal(pathset_wants(&ps, "ln/x", 0), PATHSET_NO);
+	assert_int_equal(pathset_wants(&ps, "ln/d", 1), PATHSET_LISTED);
+	assert_int_equal(pathset_wants(&ps, "ln/d/y", 0), PATHSET_WITHIN);
+	assert_false(pathset_complete(&ps, "ln"));
+	assert_true(pathset_complete(&ps, "ln/d"));
+	assert_true(pathset_is_listed(&ps, "lone", 4));
+	assert_true(pathset_is_listed(&ps, "ln/d/zz", 4));   /* a prefix's length */
+	pathset_free(&ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_wants),
 		cmocka_unit_test(test_complete),
+		cmocka_unit_test(test_link_on_way),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
