@@ -42,10 +42,10 @@ void view_close(struct view *v)
 
 /* rsync's -i: YXcstpoguax, e.g. ">f+++++++++" (new), ">f.st......" (size and
  * time changed), ".f...p....." (only the mode), "cd+++++++++", "*deleting". */
-static const char *itemize(char out[16], char dir, int kind, unsigned bits)
+static const char *itemize(char out[16], char dir, int kind, unsigned bits, const char *path)
 {
 	const char *rest = "+++++++++";
-	char y = dir, x = 'f';
+	char y = dir, x = path[0] && path[strlen(path) - 1] == '/' ? 'd' : 'f';
 
 	switch (kind) {
 	case CHG_DELETE: return "*deleting  ";
@@ -103,7 +103,7 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 		return;
 	}
 	/* a deletion, failure or retry is a fixed word, not the buffer */
-	const char *it = itemize(item, v->dir, kind, bits);
+	const char *it = itemize(item, v->dir, kind, bits, path);
 	if (v->log)
 		log_line(v, it, shown);
 	if (x->co.quiet || (!x->co.verbose && !x->itemize && kind != CHG_ERROR))

@@ -102,6 +102,9 @@ struct receiver {
 	 * probe. The listing's names are distinct, and what this run writes
 	 * under one of them comes after that name's ENTRY. */
 	int cur_empty;
+	int root_existed;       /* the destination was there before this run */
+	int have_root_old;      /* root_old: its stat as its listing began ("src/") */
+	struct stat root_old;
 	unsigned long dirs_made;        /* directories this run created */
 	char max_listed[PATH_MAX_WIRE + 1];   /* the last listing in name order ('/' first) */
 	/* a snapshot's push: the stat of cur and of each directory above it
@@ -537,6 +540,7 @@ static int setup_root(struct receiver *r, const struct m_dir_begin *db)
 	snprintf(r->mroot, sizeof r->mroot, "%s", r->root);
 	if (xfilter_module_excluded(r->o->module_filter, "", r->root, 1))
 		return err_set(-EACCES, "the destination is excluded by the module");
+	r->root_existed = !r->root[0] || is_dir(r->j, r->root);
 	if (!r->dry && (rc = mkdirs(r, r->root)) < 0)
 		return rc;
 	rc = jail_open_at(&r->own, r->j, r->root);
@@ -648,6 +652,8 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 		else
 			local_read(r, db->path[0] ? db->path : ".");
 	}
+	if (!db->path[0] && !(db->flags & DIRB_SYNTHETIC) && r->cur_fd >= 0 && r->root_existed)
+		r->have_root_old = fstat(r->cur_fd, &r->root_old) == 0;
 	/* the root, or a directory when this run has made some */
 	if (r->cur_fd >= 0 && !r->dry && (!db->path[0] || r->dirs_made))
 		r->cur_empty = r->seen ? r->local.n == 0 : fs_dir_is_empty(r->cur_fd);
@@ -985,12 +991,29 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	return want_push(r, e, lp, name, wants_delta(r, e, old, exists));
 }
 
+/* rsync's -i ".d..t...... dir/": an existing directory whose mode or time
+ * its DIR_META will change, said as its entry comes (before its files
+ * change its time). */
+static void report_dir_attrs(struct receiver *r, uint32_t mode, int64_t mtime_s, uint32_t mtime_ns,
+			     const char *wpath, const struct stat *old)
+{
+	char shown[PATH_MAX_WIRE + 2];
+	unsigned bits = ((old->st_mode & 07777) != mode_of(r, mode, 1) ? CHGB_PERMS : 0) |
+			(old->st_mtim.tv_sec != mtime_s || (uint32_t)old->st_mtim.tv_nsec != mtime_ns ?
+			 CHGB_TIME : 0);
+
+	if (bits && snprintf(shown, sizeof shown, "%s/", wpath[0] ? wpath : ".") < (int)sizeof shown)
+		report_bits(r, CHG_META, bits, shown);
+}
+
 static int on_dir(struct receiver *r, const struct m_entry *e, const char *name,
 		  const char *wpath, const struct stat *old, int exists)
 {
 	r->st->dirs++;
-	if (exists && S_ISDIR(old->st_mode))
+	if (exists && S_ISDIR(old->st_mode)) {
+		report_dir_attrs(r, e->mode, e->mtime_s, e->mtime_ns, wpath, old);
 		return 0;
+	}
 	report(r, CHG_MKDIR, wpath);
 	if (r->dry)
 		return 0;
@@ -1514,6 +1537,8 @@ static int on_dir_meta(struct receiver *r, const struct m_dir_meta *dm)
 			       r->single ? "in a single-file transfer" : "before the root listing");
 	if ((rc = path_check(dm->path, strlen(dm->path))) < 0)
 		return err_wrap(rc, "protocol: bad directory from the sender");
+	if (!dm->path[0] && r->have_root_old)   /* rsync's ".d..t...... ./" */
+		report_dir_attrs(r, dm->mode, dm->mtime_s, dm->mtime_ns, "", &r->root_old);
 	if (r->dry || (dm->path[0] && module_hides(r, dm->path, 1)))
 		return 0;
 	if ((rc = local_of(r, dm->path, lp, sizeof lp)) < 0)

@@ -138,6 +138,7 @@ grep -q "Matched data: [1-9]" "$T/last.out" || fail "the changed file was not pu
   fail "delta pull from fake super: $(modes "$T/sid-back" | tr '\n' ' ')"
 cmp "$T/sid/ro" "$T/sid-back/ro" || fail "delta pull from fake super: the content differs"
 rm -rf "$T/fake/sid"   # the sections below compare the module with $S
+touch -r "$S" "$T/fake"   # as it was: the no-op push below would say ".d..t...... ./"
 
 note "a second push moves nothing; a changed owner, xattr or ACL is set in place"
 expect_rc 0 ferry_c push -aHAX -i "$S/" "$(url fake/)"

@@ -115,6 +115,22 @@ expect_rc 0 ferry_c push -i "$T/src/" "$(url m/i)"
 grep -qx "<f.st...... sub/one" "$T/last.out" || { cat "$T/last.out"; fail "-i: no '<f.st...... sub/one'"; }
 expect_rc 0 ferry_c pull -i "$(url m/i/)" "$T/back"
 grep -qx ">f+++++++++ big" "$T/last.out" || fail "pull -i: no '>f+++++++++ big'"
+# an existing directory whose mode or time changes: the line rsync prints
+mkdir -p "$T/src/d2"
+expect_rc 0 ferry_c push -a "$T/src/" "$(url m/i)"
+rm -rf "$T/oracle" && cp -a "$T/mod/i" "$T/oracle"
+touch -d '2020-01-01' "$T/src/sub"; chmod 700 "$T/src/d2"
+rsync -ai "$T/src/" "$T/oracle/" | grep '^\.d' > "$T/want.d"
+[ "$(wc -l < "$T/want.d")" = 2 ] || { cat "$T/want.d"; fail "the rsync oracle itemized $(wc -l < "$T/want.d") directories, not 2"; }
+expect_rc 0 ferry_c push -ai "$T/src/" "$(url m/i)"
+grep '^\.d' "$T/last.out" | diff "$T/want.d" - || { cat "$T/last.out"; fail "push -i: not rsync's .d lines"; }
+mkdir -p "$T/back/d2"; chmod 700 "$T/back/d2"; touch -d '2021-01-01' "$T/back/sub" "$T/back/d2" "$T/back"
+rm -rf "$T/oracle" && cp -a "$T/back" "$T/oracle"
+# (the root's line comes last: its mode and time arrive after its files)
+rsync -ai "$T/mod/i/" "$T/oracle/" | grep '^\.d' | sort > "$T/want.d"
+grep -qx '\.d\.\.t\.\.\.\.\.\. \./' "$T/want.d" || { cat "$T/want.d"; fail "the rsync oracle: no line for the root"; }
+expect_rc 0 ferry_c pull -ai "$(url m/i/)" "$T/back"
+grep '^\.d' "$T/last.out" | sort | diff "$T/want.d" - || { cat "$T/last.out"; fail "pull -i: not rsync's .d lines"; }
 # deletions: the lines rsync itself prints for the same --delete (a newcomer
 # trial saw them printed as the line before's change, or with no prefix);
 # rsync also lists a deleted directory's contents, ferry the directory alone
