@@ -182,7 +182,7 @@ static const struct rflag rsync_flags[] = {
 	{ "contimeout", 0, 1, REFUSE, 0, "--timeout covers the connection too" },
 	{ "ignore-times", 'I', 0, OWN, 'I', NULL },
 	{ "size-only", 0, 0, OWN, O_SIZE_ONLY, NULL },
-	{ "modify-window", '@', 1, REFUSE, 0, "ferry compares modification times to the nanosecond" },
+	{ "modify-window", '@', 1, REFUSE, 0, "ferry compares modification times to the nanosecond, or as finely as the receiver's file system keeps them (FAT, exFAT, NTFS, ext3: see DESCRIPTION)" },
 	{ "temp-dir", 'T', 1, REFUSE, 0, ATOMIC },
 	{ "fuzzy", 'y', 0, REFUSE, 0, "not implemented: a delta's basis is the file of the same name" },
 	{ "compare-dest", 0, 1, REFUSE, 0, SNAPSHOTS },

@@ -22,6 +22,7 @@
 #include "fs/snapstore.h"
 #include "fs/meta.h"
 #include "fs/sync.h"
+#include "fs/tgran.h"
 #include "fs/xattr.h"
 #include "session/backup.h"
 #include "session/delbudget.h"
@@ -103,6 +104,8 @@ struct receiver {
 	 * under one of them comes after that name's ENTRY. */
 	int cur_empty;
 	int root_existed;       /* the destination was there before this run */
+	int gran_known;         /* gran: how finely the destination keeps mtimes (fs/tgran.h), */
+	struct tgran gran;      /* found at the first near miss */
 	int have_root_old;      /* root_old: its stat as its listing began ("src/") */
 	struct stat root_old;
 	unsigned long dirs_made;        /* directories this run created */
@@ -169,13 +172,39 @@ static void report(struct receiver *r, int kind, const char *wpath)
 	report_bits(r, kind, 0, wpath);
 }
 
+/* The sender's mtime s.ns is `have`, as the destination's file system keeps
+ * times. Its precision is probed on the destination (its root's mtime set
+ * and put back; in a dry run only known from its type) the first time a
+ * time falls short by less than 2 s, the most FAT loses: an exact file
+ * system never pays for it. */
+static int same_mtime(struct receiver *r, const struct timespec *have, int64_t s, uint32_t ns)
+{
+	if (have->tv_sec == s && (uint32_t)have->tv_nsec == ns)
+		return 1;
+	if (have->tv_sec > s || have->tv_sec < s - 1)
+		return 0;   /* a truncation only takes away, less than 2 s */
+	if (!r->gran_known) {
+		int fd = jail_open_dir(r->j, "", O_RDONLY);
+		int rc = fd < 0 ? fd : r->dry ? tgran_guess(fd, &r->gran) : tgran_probe(fd, &r->gran);
+		if (rc < 0 && fd >= 0 && !r->dry)
+			rc = tgran_guess(fd, &r->gran);
+		if (fd >= 0)
+			close(fd);
+		r->gran_known = 1;
+		log_debug("the destination keeps mtimes to %u ns, %u s%s", r->gran.ns, r->gran.sec,
+			  rc < 0 ? " (not found: exact)" : "");
+	}
+	struct timespec t = tgran_trunc(&r->gran, s, ns);
+	return have->tv_sec == t.tv_sec && have->tv_nsec == t.tv_nsec;
+}
+
 /* What differs between the file here and the entry, for -i. */
-static unsigned diff_bits(const struct receiver *r, const struct m_entry *e, const struct stat *old)
+static unsigned diff_bits(struct receiver *r, const struct m_entry *e, const struct stat *old)
 {
 	unsigned b = 0;
 	if ((uint64_t)old->st_size != e->size)
 		b |= CHGB_SIZE;
-	if (old->st_mtim.tv_sec != e->mtime_s || (uint32_t)old->st_mtim.tv_nsec != e->mtime_ns)
+	if (!same_mtime(r, &old->st_mtim, e->mtime_s, e->mtime_ns))
 		b |= CHGB_TIME;
 	if ((old->st_mode & 07777) != mode_of(r, e->mode, 0))
 		b |= CHGB_PERMS;
@@ -313,15 +342,15 @@ static int dir_meta_set(struct receiver *r, int fd, const struct dmeta *d)
 		return -1;
 	/* what it was before this push: before its files changed its mtime */
 	const struct stat *old = d->have_old ? &d->old : &st;
-	int differs = (old->st_mode & 07777) != d->mode || old->st_mtim.tv_sec != d->mtime.tv_sec ||
-		      old->st_mtim.tv_nsec != d->mtime.tv_nsec;
+	int differs = (old->st_mode & 07777) != d->mode ||
+		      !same_mtime(r, &old->st_mtim, d->mtime.tv_sec, (uint32_t)d->mtime.tv_nsec);
 	if (differs && note_meta(r, old, d->path) < 0) {
 		errno = EIO;
 		return -1;
 	}
 	if ((st.st_mode & 07777) != d->mode && fchmod(fd, d->mode) < 0)
 		return -1;
-	if ((st.st_mtim.tv_sec != d->mtime.tv_sec || st.st_mtim.tv_nsec != d->mtime.tv_nsec) &&
+	if (!same_mtime(r, &st.st_mtim, d->mtime.tv_sec, (uint32_t)d->mtime.tv_nsec) &&
 	    futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT }, d->mtime }) < 0)
 		return -1;
 	return 0;
@@ -844,11 +873,10 @@ static int newer_here(const struct receiver *r, const struct m_entry *e, const s
 	       (old->st_mtim.tv_sec == e->mtime_s && (uint32_t)old->st_mtim.tv_nsec > e->mtime_ns);
 }
 
-static int meta_differs(const struct receiver *r, const struct m_entry *e, const struct stat *old,
+static int meta_differs(struct receiver *r, const struct m_entry *e, const struct stat *old,
 			int *mtime_too)
 {
-	*mtime_too = old->st_mtim.tv_sec != e->mtime_s ||
-		     (uint32_t)old->st_mtim.tv_nsec != e->mtime_ns;
+	*mtime_too = !same_mtime(r, &old->st_mtim, e->mtime_s, e->mtime_ns);
 	return *mtime_too || (old->st_mode & 07777) != mode_of(r, e->mode, 0);
 }
 
@@ -951,8 +979,7 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	else if (fresh && (r->o->flags & REQ_CHECKSUM))
 		fresh = (e->flags & ENT_HAS_HASH) && same_hash(r, name, e->hash);
 	else if (fresh && !(r->o->flags & REQ_SIZE_ONLY))
-		fresh = old->st_mtim.tv_sec == e->mtime_s &&
-			(uint32_t)old->st_mtim.tv_nsec == e->mtime_ns;
+		fresh = same_mtime(r, &old->st_mtim, e->mtime_s, e->mtime_ns);
 	/* A file with other links may be linked from outside the module (by a
 	 * local user): it is replaced through a temporary, never changed in
 	 * place. */
@@ -999,8 +1026,7 @@ static void report_dir_attrs(struct receiver *r, uint32_t mode, int64_t mtime_s,
 {
 	char shown[PATH_MAX_WIRE + 2];
 	unsigned bits = ((old->st_mode & 07777) != mode_of(r, mode, 1) ? CHGB_PERMS : 0) |
-			(old->st_mtim.tv_sec != mtime_s || (uint32_t)old->st_mtim.tv_nsec != mtime_ns ?
-			 CHGB_TIME : 0);
+			(!same_mtime(r, &old->st_mtim, mtime_s, mtime_ns) ? CHGB_TIME : 0);
 
 	if (bits && snprintf(shown, sizeof shown, "%s/", wpath[0] ? wpath : ".") < (int)sizeof shown)
 		report_bits(r, CHG_META, bits, shown);
