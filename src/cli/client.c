@@ -374,14 +374,14 @@ static int fit_request(const struct remote *r, const struct client_opts *o,
 {
 	char sw[4 * MSG_MAX_SOFTWARE + 8];
 
-	if ((o->partial_delete || (q->flags2 & REQ2_SAFE_LINKS)) &&
+	if ((o->partial_delete || (q->flags2 & (REQ2_SAFE_LINKS | REQ2_MODIFY_WINDOW))) &&
 	    !(server->features & HELLO_MORE2)) {
 		die_msg("%s: the server (%s) is older than %s: update it, or leave %s out",
 			r->display, server->software[0] ?
 			peer_quote(sw, sizeof sw, server->software) : "unknown",
 			o->partial_delete ? "--delete with -R or --files-from (it would delete in "
-			"the directories on the way)" : "--safe-links",
-			o->partial_delete ? "--delete" : "it");
+			"the directories on the way)" : q->flags2 & REQ2_SAFE_LINKS ? "--safe-links" :
+			"--modify-window", o->partial_delete ? "--delete" : "it");
 		return EXIT_REFUSED;
 	}
 	if (server->features & HELLO_REQ_MORE)

@@ -42,10 +42,12 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	snprintf(rq->chmod, sizeof rq->chmod, "%s", x->chmod ? x->chmod : "");
 	rq->max_delete = x->max_delete;
 	/* a pull's receiver (this side) knows FILE_VANISHED, and keeps
-	 * --safe-links to itself */
-	rq->flags2 = op == OP_PULL ? (x->flags2 & ~REQ2_SAFE_LINKS) | REQ2_VANISHED : x->flags2;
+	 * --safe-links and --modify-window to itself */
+	rq->flags2 = op == OP_PULL ?
+		     (x->flags2 & ~(REQ2_SAFE_LINKS | REQ2_MODIFY_WINDOW)) | REQ2_VANISHED : x->flags2;
 	rq->max_size = x->max_size;
 	rq->min_size = x->min_size;
+	rq->modify_window = op == OP_PULL ? 0 : x->modify_window;
 }
 
 /* The remote operand, with --port applied. An exit code on failure. */
@@ -515,6 +517,7 @@ int cmd_pull(int argc, char **argv)
 				       .chmod = x.chmod, .backup_dir = x.backup_dir,
 				       .suffix = x.suffix, .want_sig = 1, .max_delete = x.max_delete,
 				       .flags2 = x.flags2, .max_size = x.max_size, .min_size = x.min_size,
+				       .modify_window = x.modify_window,
 				       .filter = x.nfargs ? &xf : NULL };
 		writer_opts_default(&o.writer);
 		o.writer.fsync_each = !!(x.flags & REQ_FSYNC);

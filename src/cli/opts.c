@@ -182,7 +182,7 @@ static const struct rflag rsync_flags[] = {
 	{ "contimeout", 0, 1, REFUSE, 0, "--timeout covers the connection too" },
 	{ "ignore-times", 'I', 0, OWN, 'I', NULL },
 	{ "size-only", 0, 0, OWN, O_SIZE_ONLY, NULL },
-	{ "modify-window", '@', 1, REFUSE, 0, "ferry compares modification times to the nanosecond, or as finely as the receiver's file system keeps them (FAT, exFAT, NTFS, ext3: see DESCRIPTION)" },
+	{ "modify-window", '@', 1, OWN, '@', NULL },
 	{ "temp-dir", 'T', 1, REFUSE, 0, ATOMIC },
 	{ "fuzzy", 'y', 0, REFUSE, 0, "not implemented: a delta's basis is the file of the same name" },
 	{ "compare-dest", 0, 1, REFUSE, 0, SNAPSHOTS },
@@ -399,6 +399,14 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case O_FILES_FROM: x->files_from = optarg; break;
 	case 'R': x->relative = 1; break;
 	case O_SAFE_LINKS: x->flags2 |= REQ2_SAFE_LINKS; break;
+	case '@':   /* as rsync: seconds; a negative window compares nanoseconds,
+		     * which ferry does anyway (at the receiver's precision) */
+		if (parse_number(optarg, INT32_MIN, INT32_MAX, &v) < 0)
+			return bad(cmd, "--modify-window=%s: a number of seconds, up to %d", optarg,
+				   INT32_MAX);
+		x->flags2 = v >= 0 ? x->flags2 | REQ2_MODIFY_WINDOW : x->flags2 & ~REQ2_MODIFY_WINDOW;
+		x->modify_window = v >= 0 ? (uint32_t)v : 0;
+		break;
 	case '0': x->from0 = 1; break;
 	case 'o': x->flags |= REQ_OWNER; break;
 	case 'g': x->flags |= REQ_GROUP; break;

@@ -235,6 +235,7 @@ static void rd_request_more(struct rd *r, struct m_request *q)
 {
 	q->flags2 = 0;
 	q->max_size = q->min_size = 0;
+	q->modify_window = 0;
 	if (!(q->flags & REQ_MORE))
 		return;
 	q->flags2 = rd_u32(r);
@@ -244,6 +245,10 @@ static void rd_request_more(struct rd *r, struct m_request *q)
 		q->max_size = rd_u64(r);
 	if (q->flags2 & REQ2_MIN_SIZE)
 		q->min_size = rd_u64(r);
+	if (q->flags2 & REQ2_MODIFY_WINDOW)
+		q->modify_window = rd_u32(r);
+	if (q->modify_window > INT32_MAX)
+		r->err = -EBADMSG;
 }
 
 static void wr_bench_stage(struct wr *w, const struct m_bench_stage *s)
@@ -552,6 +557,8 @@ static void wr_fields(struct wr *w, const struct msg *m)
 				wr_u64(w, m->u.request.max_size);
 			if (m->u.request.flags2 & REQ2_MIN_SIZE)
 				wr_u64(w, m->u.request.min_size);
+			if (m->u.request.flags2 & REQ2_MODIFY_WINDOW)
+				wr_u32(w, m->u.request.modify_window);
 		}
 		break;
 	case MSG_FILTER:

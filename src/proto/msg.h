@@ -132,7 +132,9 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 #define REQ2_VANISHED 0x4u   /* the receiver knows FILE_END's FILE_VANISHED (no field) */
 #define REQ2_SAFE_LINKS 0x8u  /* --safe-links, to a push's receiver (no field): a symlink that
 				* could point outside the transfer is not made (util/safelink.h) */
-#define REQ2_KNOWN    0xfu
+#define REQ2_MODIFY_WINDOW 0x10u /* --modify-window: modify_window u32 (seconds); a push's
+				  * receiver takes mtimes that far apart as equal, seconds only */
+#define REQ2_KNOWN    0x1fu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -197,7 +199,7 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
  * ignores the bits it does not know) */
 #define HELLO_REQ_MORE 0x1u   /* REQUEST flags 0x20000000 and 0x40000000 (flags2), and
 			       * FILE_END status 4: a client sends them only to such a server */
-#define HELLO_MORE2    0x2u   /* DIR_BEGIN's DIRB_PARTIAL, REQUEST flags2 0x8 and CHANGE kind
+#define HELLO_MORE2    0x2u   /* DIR_BEGIN's DIRB_PARTIAL, REQUEST flags2 0x8, 0x10 and CHANGE kind
 			       * 9: a client pushes a part of its source (-R, --files-from)
 			       * with --delete, or asks for --safe-links, only of such a server
 			       * (one that did not know DIRB_PARTIAL would mirror a part) */
@@ -219,6 +221,7 @@ struct m_request {
 	uint32_t max_delete;                 /* with REQ_MAX_DELETE only */
 	uint32_t flags2;                     /* REQ2_*; the encoder sets REQ_MORE for it */
 	uint64_t max_size, min_size;         /* with REQ2_MAX_SIZE, REQ2_MIN_SIZE only */
+	uint32_t modify_window;              /* with REQ2_MODIFY_WINDOW only: seconds */
 };
 
 /* FILTER: bytes [offset, offset + len) of a filter list of total bytes. */

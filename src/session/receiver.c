@@ -179,6 +179,9 @@ static void report(struct receiver *r, int kind, const char *wpath)
  * system never pays for it. */
 static int same_mtime(struct receiver *r, const struct timespec *have, int64_t s, uint32_t ns)
 {
+	if (r->o->flags2 & REQ2_MODIFY_WINDOW)   /* rsync's: whole seconds, that far apart */
+		return have->tv_sec <= s + r->o->modify_window &&
+		       s <= have->tv_sec + r->o->modify_window;
 	if (have->tv_sec == s && (uint32_t)have->tv_nsec == ns)
 		return 1;
 	if (have->tv_sec > s || have->tv_sec < s - 1)
@@ -869,6 +872,8 @@ static int newer_here(const struct receiver *r, const struct m_entry *e, const s
 {
 	if (!(r->o->flags & REQ_UPDATE) || !exists || !S_ISREG(old->st_mode))
 		return 0;
+	if (r->o->flags2 & REQ2_MODIFY_WINDOW)
+		return old->st_mtim.tv_sec > e->mtime_s + r->o->modify_window;
 	return old->st_mtim.tv_sec > e->mtime_s ||
 	       (old->st_mtim.tv_sec == e->mtime_s && (uint32_t)old->st_mtim.tv_nsec > e->mtime_ns);
 }

@@ -40,6 +40,7 @@ struct xfer_opts {
 	uint32_t max_delete;         /* receiver, with REQ_MAX_DELETE (session/delbudget.h) */
 	uint32_t flags2;             /* REQ2_* */
 	uint64_t max_size, min_size; /* receiver, with REQ2_MAX_SIZE / REQ2_MIN_SIZE */
+	uint32_t modify_window;      /* receiver, with REQ2_MODIFY_WINDOW: seconds */
 	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
 	int follow;                  /* sender: enum follow (fs/dirlist.h), a PC's push only */

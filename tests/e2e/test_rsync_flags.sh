@@ -34,6 +34,7 @@ while read -r spec; do
   [ "$name" != "$spec" ] && args=("$name=$(value_for "$spec")")
   # short forms whose argument rsync's --help shows on the long form only
   [ "$name" = -f ] && args=(-f "- x")
+  [ "$name" = -@ ] && args=(-@ 1)
   for cmd in push pull; do
     n=$((n + 1))
     url=$dead

@@ -107,9 +107,10 @@ static void test_roundtrip_all(void **state)
 	m.u.request.protection = 2;
 	m.u.request.flags = REQ_DELETE | REQ_SLASH | REQ_MAX_DELETE;
 	m.u.request.max_delete = 0xfffffffeu;
-	m.u.request.flags2 = REQ2_MAX_SIZE | REQ2_MIN_SIZE;
+	m.u.request.flags2 = REQ2_MAX_SIZE | REQ2_MIN_SIZE | REQ2_MODIFY_WINDOW;
 	m.u.request.max_size = UINT64_MAX;
 	m.u.request.min_size = 1;
+	m.u.request.modify_window = INT32_MAX;
 	memset(m.u.request.module, 'm', MSG_MAX_NAME);
 	memset(m.u.request.path, 'p', MSG_MAX_PATH);
 	m.u.request.path[MSG_MAX_PATH] = '\0';
@@ -326,6 +327,15 @@ static void test_refuses_bad_values(void **state)
 	raw[off + 1] = 0;
 	memset(raw + off + 2, 'a', 256);
 	assert_int_equal(msg_decode(raw, off + 2 + 256, &back), -EBADMSG);
+
+	/* --modify-window: at most INT32_MAX seconds */
+	memset(&m, 0, sizeof m);
+	m.type = MSG_REQUEST;
+	m.u.request.op = OP_PUSH;
+	m.u.request.flags2 = REQ2_MODIFY_WINDOW;
+	m.u.request.modify_window = (uint32_t)INT32_MAX + 1;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
 
 	/* DIR_BEGIN: the known flags, and no other (a partial listing's
 	 * meaning must not be lost on a receiver that would mirror it) */
