@@ -60,6 +60,7 @@ static void test_from(void **state)
 static void test_trunc(void **state)
 {
 	struct tgran fat = { .ns = 1000000000u, .sec = 2 }, ntfs = { .ns = 100, .sec = 1 };
+	struct tgran exact = TGRAN_EXACT;
 	struct timespec t;
 
 	(void)state;
@@ -73,7 +74,7 @@ static void test_trunc(void **state)
 	t = tgran_trunc(&ntfs, 5, 123456789);
 	assert_int_equal(t.tv_sec, 5);
 	assert_int_equal(t.tv_nsec, 123456700);
-	t = tgran_trunc(&(struct tgran)TGRAN_EXACT, 5, 123456789);
+	t = tgran_trunc(&exact, 5, 123456789);
 	assert_int_equal(t.tv_nsec, 123456789);
 }
 
