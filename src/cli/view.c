@@ -92,10 +92,10 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	/* the path is the peer's (a push's CHANGE) or built from its names */
 	const char *shown = peer_quote(q, sizeof q, path);
 
-	if (kind == CHG_UNSAFE) {   /* rsync's words, with -v or -i */
+	if (kind == CHG_UNSAFE) {   /* rsync's words, with -v */
 		if (v->log)
 			log_line(v, "ignoring unsafe symlink", shown);
-		if (!x->co.quiet && (x->co.verbose || x->itemize)) {
+		if (!x->co.quiet && x->co.verbose) {
 			progress_clear(&v->pg);
 			printf("ignoring unsafe symlink \"%s\"\n", shown);
 			fflush(stdout);

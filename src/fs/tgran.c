@@ -5,6 +5,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
+
+#include "fs/meta.h"
 
 /* statfs(2) f_type values (linux/magic.h; not every libc has them all) */
 #define MSDOS_MAGIC 0x4d44
@@ -48,6 +51,26 @@ int tgran_probe(int dirfd, struct tgran *g)
 	t[1] = before.st_mtim;
 	if (futimens(dirfd, t) < 0 && rc == 0)
 		rc = -errno;
+	return rc < 0 ? rc : tgran_from(PROBE_SEC, PROBE_NS, &st.st_mtim, g);
+}
+
+int tgran_probe_file(int dirfd, struct tgran *g)
+{
+	struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = PROBE_SEC, .tv_nsec = PROBE_NS } };
+	char name[256];
+	struct stat st;
+	int rc = 0;
+
+	*g = TGRAN_EXACT;
+	if (fs_tmp_name(name, "mtime-probe") < 0)
+		return -EINVAL;
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (futimens(fd, t) < 0 || fstat(fd, &st) < 0)
+		rc = -errno;
+	close(fd);
+	unlinkat(dirfd, name, 0);
 	return rc < 0 ? rc : tgran_from(PROBE_SEC, PROBE_NS, &st.st_mtim, g);
 }
 

@@ -21,6 +21,9 @@ struct tgran {
  * *g exact (-EINVAL: the time read back is not a truncation of the one
  * set). */
 int tgran_probe(int dirfd, struct tgran *g);
+/* The same through a temporary file made in dirfd and removed (dirfd's own
+ * mtime changes): for a directory whose time this process may not set. */
+int tgran_probe_file(int dirfd, struct tgran *g);
 /* Without writing (a dry run): the precision of the file systems whose type
  * says it (FAT, exFAT, NTFS); 0, or -ENOENT with *g exact. */
 int tgran_guess(int fd, struct tgran *g);

@@ -189,6 +189,9 @@ static int same_mtime(struct receiver *r, const struct timespec *have, int64_t s
 	if (!r->gran_known) {
 		int fd = jail_open_dir(r->j, "", O_RDONLY);
 		int rc = fd < 0 ? fd : r->dry ? tgran_guess(fd, &r->gran) : tgran_probe(fd, &r->gran);
+		/* a root that is not ours (a sticky 1777 one): a file of our own */
+		if ((rc == -EPERM || rc == -EACCES) && !r->dry)
+			rc = tgran_probe_file(fd, &r->gran);
 		if (rc < 0 && fd >= 0 && !r->dry)
 			rc = tgran_guess(fd, &r->gran);
 		if (fd >= 0)
@@ -872,8 +875,9 @@ static int newer_here(const struct receiver *r, const struct m_entry *e, const s
 {
 	if (!(r->o->flags & REQ_UPDATE) || !exists || !S_ISREG(old->st_mode))
 		return 0;
-	if (r->o->flags2 & REQ2_MODIFY_WINDOW)
-		return old->st_mtim.tv_sec > e->mtime_s + r->o->modify_window;
+	if (r->o->flags2 & REQ2_MODIFY_WINDOW)   /* rsync's: unless the sender's is the
+						   * window or more newer */
+		return e->mtime_s - old->st_mtim.tv_sec < (int64_t)r->o->modify_window;
 	return old->st_mtim.tv_sec > e->mtime_s ||
 	       (old->st_mtim.tv_sec == e->mtime_s && (uint32_t)old->st_mtim.tv_nsec > e->mtime_ns);
 }
@@ -993,14 +997,17 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	int dry = -1;
 	if (fresh && r->o->snap && (dry = xattrs_dry(r, e, name, old)) > 0 && (dry & CHGB_XATTR))
 		fresh = 0;
-	if (fresh || newer_here(r, e, old, exists)) {
-		if (fresh)
-			r->st->files_skipped++;
-		else
+	/* -u first, as rsync: a newer file here is left whole, its time too
+	 * (even when -c or --size-only finds it equal) */
+	int newer = newer_here(r, e, old, exists);
+	if (fresh || newer) {
+		if (newer)
 			r->st->files_kept++;
+		else
+			r->st->files_skipped++;
 		if (pg)
 			progress_skip(pg, e->size);
-		if (fresh) {
+		if (!newer) {
 			struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
 			unsigned bits = apply_xmeta_dry(r, &at, full_mode(e), e, wpath, old, dry);
 			struct stat now = *old;
@@ -1482,9 +1489,9 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		rc = 0;   /* never written (ferry.conf "exclude") */
 	else if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
-	else if (unsafe_link(r, e, wpath))
-		rc = 0;
 	else if (keep_as_is(r, e, exists))
+		rc = 0;
+	else if (unsafe_link(r, e, wpath))
 		rc = 0;
 	else if (e->type != ENT_DIR && exists && S_ISDIR(old.st_mode) && !dir_may_go(r, name, wpath))
 		rc = 0;

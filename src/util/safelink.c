@@ -16,7 +16,9 @@ int safelink_unsafe(const char *target, const char *path)
 		const char *end = strchr(c, '/');
 		size_t n = end ? (size_t)(end - c) : strlen(c);
 		if (n == 2 && c[0] == '.' && c[1] == '.') {
-			if (climbed_all || --depth < 0)
+			/* a last ".." after anything is unsafe too ("../..", but
+			 * not "../../"), as rsync 3.5 has it */
+			if (climbed_all || --depth < 0 || (!end && c != target))
 				return 1;
 		} else if (n) {
 			climbed_all = 1;

@@ -60,6 +60,16 @@ grep -q "^Number of regular files transferred: 0" "$T/last.out" || { cat "$T/las
 grep -q '^[<>.c]' "$T/last.out" && { cat "$T/last.out"; fail "pull -i again: something itemized"; }
 inodes "$T/back/r" | diff "$T/before" - || fail "pull again: a file was replaced"
 
+note "a module whose root is not the session's (sticky, root's; uid = nobody): probed through a file of its own"
+coarse_fs "$T/nb"; chmod 1777 "$T/nb"; chmod 755 "$T"
+stop_server
+write_config "[nb]" "path = $T/nb" "uid = nobody"
+start_server
+expect_rc 0 ferry_c push -a "$src" "$(url nb/)"   # src, not src/: the root's time is not ours to set
+expect_rc 0 ferry_c push -ai --stats "$src" "$(url nb/)"
+grep -q "^Number of regular files transferred: 0" "$T/last.out" || { cat "$T/last.out"; fail "sticky root: files were sent again"; }
+[ -z "$(find "$T/nb" -name '.ferry-*')" ] || fail "the probe's file was left"
+
 # (it knows FAT's, exFAT's and NTFS's precision from their type; not this
 # ext4's, whose files it then lists as changed, ferry(1) says)
 note "a dry run on it writes nothing: no probe"

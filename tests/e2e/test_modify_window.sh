@@ -13,11 +13,13 @@ mkdir -p "$src"
 declare -A shift=( [same]=0 [ns]=0.4 [plus1]=1 [minus1]=-1 [plus2]=2 [minus3]=-3 [plus1ns]=1.6 )
 for f in "${!shift[@]}"; do head -c 3000 /dev/urandom > "$src/$f"; done
 touch -d '2024-05-05 10:00:10.3' "$src"/*
+declare -A at   # each copy's time, as touch -d takes it
+for f in "${!shift[@]}"; do at[$f]=$(awk "BEGIN { printf \"@%.9f\", 1714903210.3 + ${shift[$f]} }"); done
 seed() {   # seed DIR: the copies, with their shifted times
   rm -rf "$1"; mkdir -p "$1"
   for f in "${!shift[@]}"; do
     cp "$src/$f" "$1/$f"
-    touch -d "@$(python3 -c "print(f'{1714903210.3 + ${shift[$f]}:.9f}')")" "$1/$f"
+    touch -d "${at[$f]}" "$1/$f"
   done
   touch -r "$src" "$1"
 }
@@ -50,6 +52,33 @@ for w in 1 0 2 -1 ""; do
     [ "$(sent "$T/last.out")" = "$want" ] || { cat "$T/r.out" "$T/last.out"; fail "pull $opt $u: received '$(sent "$T/last.out")', rsync '$want'"; }
   done
 done
+
+note "-u keeps what is newer here, or not the window older, even with other contents; -c and --size-only too"
+# (each copy here differs in contents and size; rsync -u -i is the oracle)
+seed_other() {   # seed_other DIR: other contents, the shifted times
+  seed "$1"
+  for f in "${!shift[@]}"; do
+    t=$(stat -c %y "$1/$f"); echo "other $f" >> "$1/$f"; touch -d "$t" "$1/$f"
+  done
+}
+for w in 1 2 0; do
+  for extra in "" -c --size-only; do
+    seed_other "$T/oracle"
+    # shellcheck disable=SC2086
+    rsync -ai -u --modify-window=$w $extra "$src/" "$T/oracle/" > "$T/r.out" || fail "the rsync oracle failed"
+    seed_other "$T/mod/p"
+    # shellcheck disable=SC2086
+    expect_rc 0 ferry_c push -ai -u --modify-window=$w $extra "$src/" "$(url m/p)"
+    [ "$(sent "$T/last.out")" = "$(sent "$T/r.out")" ] ||
+      { cat "$T/r.out" "$T/last.out"; fail "push -u --modify-window=$w $extra: sent '$(sent "$T/last.out")', rsync '$(sent "$T/r.out")'"; }
+    python3 "$(dirname "$0")/treecmp.py" "$T/oracle" "$T/mod/p" > "$T/cmp.out" ||
+      { cat "$T/cmp.out"; fail "push -u --modify-window=$w $extra: not rsync's tree (times kept?)"; }
+  done
+done
+# -u with -c: a newer copy here with the same contents keeps its own time
+cp -p "$src/plus1" "$T/mod/p/plus1"; touch -d '2030-01-01' "$T/mod/p/plus1"
+expect_rc 0 ferry_c push -a -u -c "$src/" "$(url m/p)"
+[ "$(stat -c %Y "$T/mod/p/plus1")" = "$(date -d 2030-01-01 +%s)" ] || fail "-u -c: a newer file's time was set back"
 
 note "a bad window is refused with one line"
 for v in x 1.5 99999999999; do

@@ -4,8 +4,10 @@
 # after another component) is not made, on push (the box's receiver) and on
 # pull (the PC's), whether the source is "src" or "src/"; with --delete what
 # the destination has under such a name stays, as rsync's; -v says
-# "ignoring unsafe symlink"; none of it is an error. A box older than the
-# flag is refused in one line.
+# "ignoring unsafe symlink"; none of it is an error. Every target of up to
+# four components among "..", ".", "x" and "" (1,020 links at depths 0-3)
+# is judged as rsync judges it. A box older than the flag is refused in one
+# line.
 . "$(dirname "$0")/lib.sh"
 
 command -v rsync > /dev/null || fail "rsync is needed as the oracle (make deps installs it)"
@@ -28,6 +30,26 @@ check() {   # check WHAT ORACLE FERRY: the two trees are the same
   python3 "$(dirname "$0")/treecmp.py" "$2" "$3" > "$T/cmp.out" || { cat "$T/cmp.out"; fail "$1: not what rsync made"; }
 }
 
+note "every target of up to four components among '..', '.', 'x' and '' at depths 0 to 3: rsync's judgment"
+python3 - "$T/all" <<'PY'
+import itertools, os, sys
+root = sys.argv[1]
+targets = sorted({'/'.join(c) for n in range(1, 5) for c in itertools.product(['..', '.', 'x', ''], repeat=n)} - {''})
+for depth in range(4):
+    d = os.path.join(root, *['d%d' % i for i in range(depth)])
+    os.makedirs(d, exist_ok=True)
+    for i, t in enumerate(t for t in targets if not t.startswith('/')):
+        os.symlink(t, os.path.join(d, 'L%d' % i))
+PY
+find "$T/all" -exec touch -h -d '2022-03-04 05:06:07.5' {} +
+rm -rf "$T/oracle"; mkdir -p "$T/oracle"
+rsync -a --safe-links "$T/all/" "$T/oracle/" || fail "the rsync oracle failed"
+expect_rc 0 ferry_c push -a --safe-links "$T/all/" "$(url m/all)"
+check "push --safe-links, every short target" "$T/oracle" "$T/mod/all"
+[ "$(find "$T/mod/all" -type l | wc -l)" -gt 300 ] && [ "$(find "$T/mod/all" -type l | wc -l)" -lt 800 ] ||
+  fail "not a mix of links made and left out ($(find "$T/mod/all" -type l | wc -l) made)"
+
+
 for s in "$src" "$src/"; do
   name=$(basename "$s")$([ "${s%/}" = "$s" ] || echo slash)
   note "push --safe-links $name"
@@ -48,6 +70,14 @@ expect_rc 0 ferry_c push -a "$src/" "$(url m/src_all)"   # every link, as it is
 rsync -a --safe-links "$T/mod/src_all/" "$T/opull/" || fail "the rsync oracle failed (pull)"
 expect_rc 0 ferry_c pull -a --safe-links "$(url m/src_all/)" "$T/back"
 check "pull --safe-links" "$T/opull" "$T/back"
+
+note "-i alone does not name them, as rsync; --existing does not for what it would not make"
+expect_rc 0 ferry_c push -ai --safe-links "$src" "$(url m/v)"
+grep -q 'ignoring' "$T/last.out" && { cat "$T/last.out"; fail "push -i: unsafe links named without -v"; }
+rm -rf "$T/mod/ex"; mkdir -p "$T/mod/ex/src"
+expect_rc 0 ferry_c push -av --existing --safe-links "$src" "$(url m/ex)"
+grep -q 'ignoring' "$T/last.out" && { cat "$T/last.out"; fail "push --existing: unsafe links named"; }
+rm -rf "$T/mod/v"
 
 note "-v names each link left out, as rsync; -q does not; the log file too"
 expect_rc 0 ferry_c push -av --safe-links "$src" "$(url m/v)"

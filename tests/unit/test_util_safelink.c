@@ -46,6 +46,12 @@ static void test_unsafe_forms(void **state)
 	assert_true(safelink_unsafe("x/..", "src/d/e/l"));
 	assert_true(safelink_unsafe("../x/../y", "src/d/e/l"));
 	assert_true(safelink_unsafe("d/../../x", "src/l"));
+	/* a last ".." after anything, even within the tree; not with a '/' */
+	assert_true(safelink_unsafe("../..", "src/d/e/l"));
+	assert_true(safelink_unsafe("..//..", "src/d/e/l"));
+	assert_false(safelink_unsafe("../../", "src/d/e/l"));
+	assert_false(safelink_unsafe("../../../.", "src/d/e/l"));
+	assert_false(safelink_unsafe("..", "src/l"));
 }
 
 int main(void)
