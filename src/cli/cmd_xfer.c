@@ -424,7 +424,7 @@ int cmd_push(int argc, char **argv)
 		/* the PC rolls over its files against the box's signatures */
 		struct xfer_opts o = { .flags = x.flags, .do_delta = 1, .follow = x.follow,
 				       .files_from = listed_src ? &ps : NULL,
-				       .ignore_missing = x.ignore_missing,
+				       .ignore_missing = x.ignore_missing, .prune = x.prune,
 				       .filter = x.nfargs ? &xf : NULL };
 		struct xfer_hooks h = { .change = view_change, .ctx = &v, .progress = &v.pg };
 		int s = sender_run(&c, srcs, (size_t)nopen, &o, &h, &st);

@@ -172,8 +172,7 @@ static const struct rflag rsync_flags[] = {
 	  ".ferry-part.NAME, hidden from listings" },
 	{ "delay-updates", 0, 0, REFUSE, 0, "not implemented: each file is renamed into place as it "
 	  "is complete" },
-	{ "prune-empty-dirs", 'm', 0, REFUSE, 0, "ferry sends every directory it does not exclude, "
-	  "empty or not (the file list is streamed, never held to prune)" },
+	{ "prune-empty-dirs", 'm', 0, OWN, 'm', NULL },
 	{ "numeric-ids", 0, 0, OWN, O_NUMERIC_IDS, NULL },
 	{ "usermap", 0, 1, REFUSE, 0, NO_IDMAP },
 	{ "groupmap", 0, 1, REFUSE, 0, NO_IDMAP },
@@ -398,6 +397,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'r': x->recursive = 1; x->explicit_r = 1; break;   /* ls -r; --files-from's -r */
 	case O_FILES_FROM: x->files_from = optarg; break;
 	case 'R': x->relative = 1; break;
+	case 'm': x->prune = 1; break;
 	case O_SAFE_LINKS: x->flags2 |= REQ2_SAFE_LINKS; break;
 	case '@':   /* as rsync: seconds; a negative window compares nanoseconds,
 		     * which ferry does anyway (at the receiver's precision) */
@@ -607,6 +607,9 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 		return bad(cmd, "--stop-after and --stop-at go with push and pull");
 	if (x->files_from && strcmp(cmd, "push"))
 		return bad(cmd, "--files-from works with push: the list names the PC's files");
+	if (x->prune && strcmp(cmd, "push"))
+		return bad(cmd, "-m/--prune-empty-dirs works with push: on a pull the box would have to "
+			   "look ahead through its tree");
 	if (x->relative && strcmp(cmd, "push"))
 		return bad(cmd, "-R/--relative works with push: its paths name the PC's files");
 	/* a part of the source: --delete must keep out of the directories on

@@ -21,6 +21,7 @@
 #include "session/filedata.h"
 #include "session/hlink.h"
 #include "session/progress.h"
+#include "session/prune.h"
 #include "session/xfilter.h"
 #include "session/xmeta.h"
 #include "util/err.h"
@@ -83,6 +84,8 @@ struct sender {
 	struct pending *ring;   /* owned, cap entries */
 	size_t cap, head, count, path_bytes;
 	int root_bare;          /* --files-from without ".": the root is no entry of its own */
+	struct prune prune;     /* -m: what is known of the directories ahead */
+	uint16_t prune_si;      /* ... and the source they are in */
 	dev_t root_dev;         /* -x: the file system of the source being walked, */
 	int root_src;           /* and which source that is (-1: none yet) */
 	struct meta_wait *mw;   /* owned, PROTO_META_PENDING entries */
@@ -1054,6 +1057,67 @@ static int other_fs(const struct sender *s, const struct dirstack *d, const stru
 	return 0;
 }
 
+/* An entry the walk lists but that is not in rsync's file list either: a
+ * link with no referent under -L, or of no type ferry knows. (A FIFO
+ * without -D is, and keeps its directory under -m, as in rsync.) */
+static int never_sent(const struct sender *s, const struct dent_stat *st)
+{
+	int type = entry_type(st->st_mode);
+
+	return !type || (type == ENT_LNK && s->o->follow == FOLLOW_ALL);
+}
+
+/* -m's look ahead: the directory wpath as walk_list would send it. */
+static int prune_list(void *ctx, const char *wpath, struct dirlist *l, struct stat *st)
+{
+	struct sender *s = ctx;
+	uint16_t si = s->prune_si;
+	char lp[PATH_MAX_WIRE + 1];
+	int rc = local_path(&s->srcs[si], wpath, lp, sizeof lp);
+	int dfd = rc < 0 ? rc : jail_open_dir(s->srcs[si].jail, lp, O_RDONLY);
+
+	if (dfd < 0)
+		return dfd;
+	rc = dirlist_read_as(dfd, l, s->o->follow);
+	if (rc == 0 && fstat(dfd, st) < 0)
+		rc = -errno;
+	if (rc == 0 && xfilter_goto(s->o->filter, wpath) < 0)
+		rc = -EIO;
+	if (rc == 0) {
+		if ((s->o->flags & REQ_ONE_FS) && !s->o->files_from && s->root_src == (int)si &&
+		    st->st_dev != s->root_dev)
+			l->n = 0;   /* -x: what is in a mount point is not sent */
+		drop_unsent(s, si, dfd, l, wpath);
+		size_t k = 0;
+		for (size_t i = 0; i < l->n; i++)
+			if (!never_sent(s, &l->ents[i].st))
+				l->ents[k++] = l->ents[i];
+		l->n = k;
+	}
+	close(dfd);
+	if (rc < 0)
+		dirlist_free(l);
+	return rc;
+}
+
+/* -m: the subdirectories of wpath's listing l under which nothing but
+ * directories would be sent are left out, as rsync's --prune-empty-dirs. */
+static void prune_listing(struct sender *s, uint16_t si, struct dirlist *l, const char *wpath)
+{
+	char child[PATH_MAX_WIRE + 1];
+	size_t k = 0;
+
+	s->prune_si = si;
+	for (size_t i = 0; i < l->n; i++)
+		if (!S_ISDIR(l->ents[i].st.st_mode) ||
+		    path_join(child, sizeof child, wpath, l->ents[i].name) < 0 ||
+		    prune_has_file(&s->prune, child))
+			l->ents[k++] = l->ents[i];
+	l->n = k;
+	if (xfilter_goto(s->o->filter, wpath) < 0)   /* back to this listing's rules */
+		xfer_error(s->st, "%s: %s", wpath[0] ? wpath : ".", err_msg());
+}
+
 /* Lists the directory open as dfd, whose wire path is d->path: DIR_BEGIN, an
  * ENTRY per child, DIR_END. Its listing then stays on the stack for the
  * descent into its subdirectories (unless the walk is one level only). */
@@ -1092,6 +1156,8 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 	    !pathset_complete(s->o->files_from, wpath))
 		flags |= DIRB_PARTIAL;
 	drop_unsent(s, si, dfd, &l, wpath);
+	if (s->o->prune)
+		prune_listing(s, si, &l, wpath);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		if (path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0) {
@@ -1169,6 +1235,25 @@ static int walk_tree(struct sender *s, uint16_t si, const char *wpath, int dfd, 
 	return rc;
 }
 
+/* -m: a named source directory with nothing to send below it is not sent
+ * either, as with rsync. */
+static void prune_tops(struct sender *s, struct stat *sts)
+{
+	if (!s->o->prune)
+		return;
+	for (size_t i = 0; i < s->nsrc; i++) {
+		if (!S_ISDIR(sts[i].st_mode))
+			continue;
+		xfilter_place(s->o->filter, s->srcs[i].jail, s->srcs[i].base);
+		s->prune_si = (uint16_t)i;
+		if (!prune_has_file(&s->prune, s->srcs[i].top))
+			sts[i].st_mode = 0;
+	}
+	xfilter_place(s->o->filter, s->srcs[0].jail, s->srcs[0].base);
+	if (xfilter_goto(s->o->filter, "") < 0)
+		xfer_error(s->st, "not sent: %s", err_msg());
+}
+
 /* The root listing: the named sources themselves (rsync's "src"), or with one
  * source ending in '/', that directory's contents. */
 static int walk_root(struct sender *s)
@@ -1217,6 +1302,7 @@ static int walk_root(struct sender *s)
 	for (size_t i = 0; i < s->nsrc; i++)
 		if (excluded_top(s, i, &sts[i]))
 			sts[i].st_mode = 0;   /* not sent */
+	prune_tops(s, sts);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, DIRB_SYNTHETIC | (single ? DIRB_SINGLE : 0), "", NULL);
 	for (size_t i = 0; rc == 0 && i < s->nsrc; i++) {
 		char lp[PATH_MAX_WIRE + 1];
@@ -1392,6 +1478,7 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		return err_set(-ENOMEM, "out of memory");
 	}
 	xmeta_src_init(&s->xs, o->flags, o->fake_super);
+	prune_init(&s->prune, prune_list, s);
 	if ((o->flags & REQ_HARD_LINKS) && hlinks_init(&s->hl) < 0) {
 		free(s->ring);
 		free(s->mw);
@@ -1425,6 +1512,7 @@ int sender_run(struct conn *c, const struct source *srcs, size_t nsrc, const str
 		free(s->done[i].path);
 	xmeta_src_free(&s->xs);
 	hlinks_free(&s->hl);
+	prune_free(&s->prune);
 	if (s->pdir_fd >= 0)
 		close(s->pdir_fd);
 	free(s);

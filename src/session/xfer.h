@@ -46,6 +46,7 @@ struct xfer_opts {
 	int follow;                  /* sender: enum follow (fs/dirlist.h), a PC's push only */
 	struct pathset *files_from;  /* sender: --files-from or -R (util/pathset.h), a PC's push only */
 	int ignore_missing;          /* sender, with files_from: --ignore-missing-args */
+	int prune;                   /* sender: -m, --prune-empty-dirs, a PC's push only */
 	int want_sig;                /* receiver: may ask for block hashes (a PC: pull) */
 	int send_sig;                /* sender: answers WANT_SIG (a box: pull) */
 	struct xfilter *filter;      /* filter rules (session/xfilter.h); NULL = none */
