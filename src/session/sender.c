@@ -1057,18 +1057,38 @@ static int other_fs(const struct sender *s, const struct dirstack *d, const stru
 	return 0;
 }
 
-/* An entry the walk lists but that is not in rsync's file list either: a
- * link with no referent under -L, or of no type ferry knows. (A FIFO
- * without -D is, and keeps its directory under -m, as in rsync.) */
-static int never_sent(const struct sender *s, const struct dent_stat *st)
+/* An entry of no type ferry knows: never sent, nor said. (A FIFO without
+ * -D is in rsync's file list, and keeps its directory under -m, as there; a
+ * link with no referent under -L keeps it too, so that the walk says it.) */
+static int never_sent(const struct dent_stat *st)
 {
-	int type = entry_type(st->st_mode);
+	return !entry_type(st->st_mode);
+}
 
-	return !type || (type == ENT_LNK && s->o->follow == FOLLOW_ALL);
+/* -m's look ahead, -x: a directory whose contents the walk would not send
+ * (another file system than the directory it is in, which is that of its
+ * source: the walk goes no further; with -R and --files-from a listed path
+ * is a source of its own and a directory on the way belongs to none). */
+static int prune_other_fs(const struct sender *s, const char *wpath, const struct stat *parent,
+			  const struct stat *st)
+{
+	const struct pathset *ps = s->o->files_from;
+
+	if (!(s->o->flags & REQ_ONE_FS) || !parent || st->st_dev == parent->st_dev)
+		return 0;
+	if (!ps)
+		return 1;
+	if (pathset_is_listed(ps, wpath, strlen(wpath)))
+		return 0;
+	for (size_t i = strlen(wpath); i-- > 0;)
+		if (wpath[i] == '/' && pathset_is_listed(ps, wpath, i))
+			return 1;
+	return pathset_is_listed(ps, "", 0);
 }
 
 /* -m's look ahead: the directory wpath as walk_list would send it. */
-static int prune_list(void *ctx, const char *wpath, struct dirlist *l, struct stat *st)
+static int prune_list(void *ctx, const char *wpath, const struct stat *parent, struct dirlist *l,
+		      struct stat *st)
 {
 	struct sender *s = ctx;
 	uint16_t si = s->prune_si;
@@ -1084,13 +1104,12 @@ static int prune_list(void *ctx, const char *wpath, struct dirlist *l, struct st
 	if (rc == 0 && xfilter_goto(s->o->filter, wpath) < 0)
 		rc = -EIO;
 	if (rc == 0) {
-		if ((s->o->flags & REQ_ONE_FS) && !s->o->files_from && s->root_src == (int)si &&
-		    st->st_dev != s->root_dev)
+		if (prune_other_fs(s, wpath, parent, st))
 			l->n = 0;   /* -x: what is in a mount point is not sent */
 		drop_unsent(s, si, dfd, l, wpath);
 		size_t k = 0;
 		for (size_t i = 0; i < l->n; i++)
-			if (!never_sent(s, &l->ents[i].st))
+			if (!never_sent(&l->ents[i].st))
 				l->ents[k++] = l->ents[i];
 		l->n = k;
 	}
@@ -1100,18 +1119,28 @@ static int prune_list(void *ctx, const char *wpath, struct dirlist *l, struct st
 	return rc;
 }
 
-/* -m: the subdirectories of wpath's listing l under which nothing but
- * directories would be sent are left out, as rsync's --prune-empty-dirs. */
-static void prune_listing(struct sender *s, uint16_t si, struct dirlist *l, const char *wpath)
+/* -m looks ahead in source si: what it knows of another is forgotten. */
+static void prune_in(struct sender *s, uint16_t si)
+{
+	if (s->prune_si != si)
+		prune_forget(&s->prune);
+	s->prune_si = si;
+}
+
+/* -m: the subdirectories of wpath's listing l (wpath's stat: dst) under
+ * which nothing but directories would be sent are left out, as rsync's
+ * --prune-empty-dirs. */
+static void prune_listing(struct sender *s, uint16_t si, struct dirlist *l, const char *wpath,
+			  const struct stat *dst)
 {
 	char child[PATH_MAX_WIRE + 1];
 	size_t k = 0;
 
-	s->prune_si = si;
+	prune_in(s, si);
 	for (size_t i = 0; i < l->n; i++)
 		if (!S_ISDIR(l->ents[i].st.st_mode) ||
 		    path_join(child, sizeof child, wpath, l->ents[i].name) < 0 ||
-		    prune_has_file(&s->prune, child))
+		    prune_has_file(&s->prune, child, dst))
 			l->ents[k++] = l->ents[i];
 	l->n = k;
 	if (xfilter_goto(s->o->filter, wpath) < 0)   /* back to this listing's rules */
@@ -1157,7 +1186,7 @@ static int walk_list(struct sender *s, uint16_t si, struct dirstack *d, int dfd,
 		flags |= DIRB_PARTIAL;
 	drop_unsent(s, si, dfd, &l, wpath);
 	if (s->o->prune)
-		prune_listing(s, si, &l, wpath);
+		prune_listing(s, si, &l, wpath, &dst);
 	rc = send_dir_msg(s, MSG_DIR_BEGIN, flags, wpath, NULL);
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		if (path_join(child, PATH_MAX_WIRE + 1, wpath, l.ents[i].name) < 0) {
@@ -1245,8 +1274,8 @@ static void prune_tops(struct sender *s, struct stat *sts)
 		if (!S_ISDIR(sts[i].st_mode))
 			continue;
 		xfilter_place(s->o->filter, s->srcs[i].jail, s->srcs[i].base);
-		s->prune_si = (uint16_t)i;
-		if (!prune_has_file(&s->prune, s->srcs[i].top))
+		prune_in(s, (uint16_t)i);
+		if (!prune_has_file(&s->prune, s->srcs[i].top, NULL))
 			sts[i].st_mode = 0;
 	}
 	xfilter_place(s->o->filter, s->srcs[0].jail, s->srcs[0].base);

@@ -47,6 +47,37 @@ both named "" -m "$src/h" "$src/a"
 note "-m with -R"
 (cd "$T" && both rel "" -m -R src/j src/a/b)
 
+note "-m on two named sources of one name: each looked at in its own tree"
+mkdir -p "$T/s1/x/y" "$T/s2/x/y"; echo q > "$T/s2/x/y/f"
+find "$T/s1" "$T/s2" -exec touch -d '2022-03-04 05:06:07.5' {} +
+both same "" -m "$T/s1/x" "$T/s2/x"
+[ -f "$T/mod/same/x/y/f" ] || fail "-m: the second source's x was taken for the first's"
+
+note "-m -L: a link with no referent is still said (exit 23, as rsync)"
+mkdir -p "$T/u/e"; ln -s /nonexistent-ferry "$T/u/e/dangling"; echo x > "$T/u/f"
+expect_rc 23 ferry_c push -a -m -L "$T/u/" "$(url m/dang)"
+grep -q "symlink has no referent" "$T/last.err" || { cat "$T/last.err"; fail "-m -L: the dangling link was not said"; }
+
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/x/a/mnt" "$T/x/b" && mount -t tmpfs -o size=1m ferry-test "$T/x/a/mnt" 2> /dev/null; then
+  note "-m -x: a mount point's directory holds nothing sent, as rsync, with named sources and -R"
+  echo 1 > "$T/x/b/f"; echo 2 > "$T/x/a/mnt/g"
+  find "$T/x" -exec touch -d '2022-03-04 05:06:07.5' {} +
+  frc=0 k=0
+  for args in "a b" "a" "-R a b" "-R ./a ./b"; do
+    k=$((k + 1)); n=x$k
+    rm -rf "$T/oracle/$n"; mkdir -p "$T/oracle/$n"
+    # shellcheck disable=SC2086
+    (cd "$T/x" && rsync -a -m -x $args "$T/oracle/$n/") || frc=1
+    # shellcheck disable=SC2086
+    (cd "$T/x" && ferry_c push -a -m -x $args "$(url "m/$n")") > "$T/last.out" 2>&1 || frc=2
+    [ "$frc" = 0 ] || break
+    [ -d "$T/mod/$n" ] || mkdir -p "$T/mod/$n"   # nothing sent: no directory made
+    python3 "$treecmp" "$T/oracle/$n" "$T/mod/$n" > "$T/cmp.out" || { frc=3; break; }
+  done
+  umount "$T/x/a/mnt"
+  [ "$frc" = 0 ] || { cat "$T/last.out" "$T/cmp.out"; fail "push -m -x $args: not what rsync made ($frc)"; }
+fi
+
 note "-m --delete: what was there and is pruned now goes, what the rules protect stays"
 for d in "$T/oracle/del" "$T/mod/del"; do
   rm -rf "$d"; mkdir -p "$d/e/f" "$d/h/old"; echo k > "$d/h/old/k.txt"

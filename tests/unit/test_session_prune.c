@@ -26,12 +26,21 @@ static const char *const tree[][4] = {
 	{ "e/f/g", NULL, NULL, NULL },
 	{ "e/h", NULL, NULL, NULL },
 	{ "bad", NULL, NULL, NULL },
+	/* a chain whose every level also holds z/f */
+	{ "c", "a/", "z/", NULL },
+	{ "c/a", "a/", "z/", NULL },
+	{ "c/a/a", "z/", NULL, NULL },
+	{ "c/z", "f", NULL, NULL },
+	{ "c/a/z", "f", NULL, NULL },
+	{ "c/a/a/z", "f", NULL, NULL },
 };
 static int calls;
 
-static int fake_list(void *ctx, const char *wpath, struct dirlist *l, struct stat *st)
+static int fake_list(void *ctx, const char *wpath, const struct stat *parent, struct dirlist *l,
+		     struct stat *st)
 {
 	(void)ctx;
+	(void)parent;
 	calls++;
 	memset(st, 0, sizeof *st);
 	st->st_ino = (ino_t)calls;   /* no loops here */
@@ -64,22 +73,37 @@ static void test_prune(void **state)
 	(void)state;
 	prune_init(&p, fake_list, NULL);
 	calls = 0;
-	assert_int_equal(prune_has_file(&p, "a"), 1);
+	assert_int_equal(prune_has_file(&p, "a", NULL), 1);
 	assert_int_equal(calls, 4);   /* a, a/b, a/b/c, a/b/c/d */
-	assert_string_equal(p.found, "a/b/c/d/file");
+	assert_string_equal(p.deepest, "a/b/c/d/file");
 	/* the walk below asks again: known */
-	assert_int_equal(prune_has_file(&p, "a/b"), 1);
-	assert_int_equal(prune_has_file(&p, "a/b/c/d"), 1);
+	assert_int_equal(prune_has_file(&p, "a/b", NULL), 1);
+	assert_int_equal(prune_has_file(&p, "a/b/c/d", NULL), 1);
 	assert_int_equal(calls, 4);
 	/* an empty subtree, looked through once */
 	calls = 0;
-	assert_int_equal(prune_has_file(&p, "e"), 0);
+	assert_int_equal(prune_has_file(&p, "e", NULL), 0);
 	assert_int_equal(calls, 4);   /* e, e/f, e/f/g, e/h */
-	assert_int_equal(prune_has_file(&p, "e/f"), 0);
-	assert_int_equal(prune_has_file(&p, "e/f/g"), 0);
+	assert_int_equal(prune_has_file(&p, "e/f", NULL), 0);
+	assert_int_equal(prune_has_file(&p, "e/f/g", NULL), 0);
 	assert_int_equal(calls, 4);
 	/* a directory that cannot be read holds something: the walk says why */
-	assert_int_equal(prune_has_file(&p, "bad"), 1);
+	assert_int_equal(prune_has_file(&p, "bad", NULL), 1);
+	/* the deepest entry found outlives the ring: the walk down the chain
+	 * asks of each level's "a" after its "z" was found, and looks no more */
+	calls = 0;
+	assert_int_equal(prune_has_file(&p, "c", NULL), 1);   /* c, c/a, c/a/a, c/a/a/z */
+	assert_int_equal(calls, 4);
+	for (int i = 0; i < PRUNE_FOUND_KEPT + 1; i++)
+		assert_int_equal(prune_has_file(&p, "c/z", NULL), 1);
+	assert_int_equal(prune_has_file(&p, "c/a", NULL), 1);
+	assert_int_equal(prune_has_file(&p, "c/a/a", NULL), 1);
+	assert_int_equal(calls, 5);   /* c/z once */
+	/* another source's paths are other directories */
+	prune_forget(&p);
+	calls = 0;
+	assert_int_equal(prune_has_file(&p, "e/f", NULL), 0);
+	assert_int_equal(calls, 2);
 	prune_free(&p);
 }
 
