@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for --files-from's list (the user's file, or a pipe):
  * parsed in both separators, then every entry and a few of its prefixes
- * asked for, as a walk asks. */
+ * asked for, as a walk asks; then -R's and -m's questions (sent whole?
+ * listed? a link on the way?) of each, whose answers must agree. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,25 @@ static void check(struct pathset *ps)
 	}
 }
 
+/* A listed path is listed; one sent whole is wanted; once a link on the
+ * way, it is only a directory on the way: not listed, not sent whole, and
+ * still wanted. */
+static void check_ways(struct pathset *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		const char *p = ps->e[i].path;
+		size_t n = strlen(p);
+		if (!pathset_is_listed(ps, p, n))
+			abort();
+		if (n && pathset_complete(ps, p) && !pathset_wants(ps, p, 1))
+			abort();
+		if (!n || !(i % 3 == 0) || !pathset_link_on_way(ps, p))
+			continue;
+		if (pathset_is_listed(ps, p, n) || pathset_wants(ps, p, 1) != PATHSET_IMPLIED)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pathset ps;
@@ -49,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		ps.recursive = (int)(size & 1);
 		check(&ps);
+		check_ways(&ps);
 		pathset_free(&ps);
 	}
 	return 0;
