@@ -37,29 +37,31 @@ int tgran_from(int64_t sec, uint32_t ns, const struct timespec *got, struct tgra
 	return 0;
 }
 
+/* futimens fd to the probing time and read back what its file system kept */
+static int probe_fd(int fd, struct tgran *g)
+{
+	struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = PROBE_SEC, .tv_nsec = PROBE_NS } };
+	struct stat st;
+
+	if (futimens(fd, t) < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	return tgran_from(PROBE_SEC, PROBE_NS, &st.st_mtim, g);
+}
+
 int tgran_probe(int dirfd, struct tgran *g)
 {
-	struct stat before, st;
-	struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = PROBE_SEC, .tv_nsec = PROBE_NS } };
-	int rc = 0;
-
 	*g = TGRAN_EXACT;
-	if (fstat(dirfd, &before) < 0 || futimens(dirfd, t) < 0)
+	int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -errno;
-	if (fstat(dirfd, &st) < 0)
-		rc = -errno;
-	t[1] = before.st_mtim;
-	if (futimens(dirfd, t) < 0 && rc == 0)
-		rc = -errno;
-	return rc < 0 ? rc : tgran_from(PROBE_SEC, PROBE_NS, &st.st_mtim, g);
+	int rc = probe_fd(fd, g);
+	close(fd);
+	return rc;
 }
 
 int tgran_probe_file(int dirfd, struct tgran *g)
 {
-	struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = PROBE_SEC, .tv_nsec = PROBE_NS } };
 	char name[256];
-	struct stat st;
-	int rc = 0;
 
 	*g = TGRAN_EXACT;
 	if (fs_tmp_name(name, "mtime-probe") < 0)
@@ -67,11 +69,10 @@ int tgran_probe_file(int dirfd, struct tgran *g)
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (futimens(fd, t) < 0 || fstat(fd, &st) < 0)
-		rc = -errno;
+	int rc = probe_fd(fd, g);
 	close(fd);
 	unlinkat(dirfd, name, 0);
-	return rc < 0 ? rc : tgran_from(PROBE_SEC, PROBE_NS, &st.st_mtim, g);
+	return rc;
 }
 
 int tgran_guess(int fd, struct tgran *g)

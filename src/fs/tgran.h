@@ -16,16 +16,18 @@ struct tgran {
 };
 #define TGRAN_EXACT ((struct tgran){ .ns = 1, .sec = 1 })
 
-/* Sets the directory dirfd's mtime to a probing time, reads it back and
- * puts the old one back (its ctime changes; nothing else). 0, or -errno with
- * *g exact (-EINVAL: the time read back is not a truncation of the one
- * set). */
+/* Sets an unnamed file's mtime (O_TMPFILE in the directory dirfd, never
+ * linked: nothing anyone can see changes, not even dirfd's own times) to a
+ * probing time and reads it back. 0, or -errno with *g exact (-EOPNOTSUPP:
+ * a file system without O_TMPFILE; -EINVAL: the time read back is not a
+ * truncation of the one set). */
 int tgran_probe(int dirfd, struct tgran *g);
-/* The same through a temporary file made in dirfd and removed (dirfd's own
- * mtime changes): for a directory whose time this process may not set. */
+/* The same through a named temporary file made in dirfd and removed
+ * (dirfd's mtime then changes): for a file system without O_TMPFILE. */
 int tgran_probe_file(int dirfd, struct tgran *g);
-/* Without writing (a dry run): the precision of the file systems whose type
- * says it (FAT, exFAT, NTFS); 0, or -ENOENT with *g exact. */
+/* Without writing: the precision of the file systems whose type says it
+ * (FAT, exFAT, NTFS, none of which has O_TMPFILE); 0, or -ENOENT with *g
+ * exact. */
 int tgran_guess(int fd, struct tgran *g);
 /* What a probe that set sec.ns and read *got back concludes (tgran_probe's
  * arithmetic, for its tests). */

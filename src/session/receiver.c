@@ -173,10 +173,28 @@ static void report(struct receiver *r, int kind, const char *wpath)
 }
 
 /* The sender's mtime s.ns is `have`, as the destination's file system keeps
- * times. Its precision is probed on the destination (its root's mtime set
- * and put back; in a dry run only known from its type) the first time a
- * time falls short by less than 2 s, the most FAT loses: an exact file
- * system never pays for it. */
+ * times. Its precision is learned the first time a time falls short by less
+ * than 2 s, the most FAT loses (an exact file system never pays for it):
+ * from the file system's type where that says it, else on an unnamed
+ * O_TMPFILE (which no one else sees, so a dry run and a concurrent session
+ * on the module may have it too), else, for a file system without those,
+ * on a named temporary file (not in a dry run). */
+static void learn_gran(struct receiver *r)
+{
+	int fd = jail_open_dir(r->j, "", O_RDONLY);
+	int rc = fd < 0 ? fd : tgran_guess(fd, &r->gran);
+
+	if (rc < 0 && fd >= 0)
+		rc = tgran_probe(fd, &r->gran);
+	if (rc < 0 && rc != -EINVAL && fd >= 0 && !r->dry)
+		rc = tgran_probe_file(fd, &r->gran);
+	if (fd >= 0)
+		close(fd);
+	r->gran_known = 1;
+	log_debug("the destination keeps mtimes to %u ns, %u s%s", r->gran.ns, r->gran.sec,
+		  rc < 0 ? " (not found: exact)" : "");
+}
+
 static int same_mtime(struct receiver *r, const struct timespec *have, int64_t s, uint32_t ns)
 {
 	if (r->o->flags2 & REQ2_MODIFY_WINDOW)   /* rsync's: whole seconds, that far apart */
@@ -186,20 +204,8 @@ static int same_mtime(struct receiver *r, const struct timespec *have, int64_t s
 		return 1;
 	if (have->tv_sec > s || have->tv_sec < s - 1)
 		return 0;   /* a truncation only takes away, less than 2 s */
-	if (!r->gran_known) {
-		int fd = jail_open_dir(r->j, "", O_RDONLY);
-		int rc = fd < 0 ? fd : r->dry ? tgran_guess(fd, &r->gran) : tgran_probe(fd, &r->gran);
-		/* a root that is not ours (a sticky 1777 one): a file of our own */
-		if ((rc == -EPERM || rc == -EACCES) && !r->dry)
-			rc = tgran_probe_file(fd, &r->gran);
-		if (rc < 0 && fd >= 0 && !r->dry)
-			rc = tgran_guess(fd, &r->gran);
-		if (fd >= 0)
-			close(fd);
-		r->gran_known = 1;
-		log_debug("the destination keeps mtimes to %u ns, %u s%s", r->gran.ns, r->gran.sec,
-			  rc < 0 ? " (not found: exact)" : "");
-	}
+	if (!r->gran_known)
+		learn_gran(r);
 	struct timespec t = tgran_trunc(&r->gran, s, ns);
 	return have->tv_sec == t.tv_sec && have->tv_nsec == t.tv_nsec;
 }
