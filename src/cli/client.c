@@ -237,7 +237,8 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 {
 	struct chan_peer peer;
 	uint8_t hello[128];
-	struct hello h = { .version = PROTO_VERSION, .features = HELLO_REQ_MORE | HELLO_MORE2 };
+	struct hello h = { .version = PROTO_VERSION,
+			   .features = HELLO_REQ_MORE | HELLO_MORE2 | HELLO_MORE3 };
 	int rc;
 
 	snprintf(h.software, sizeof h.software, "ferry %s", FERRY_VERSION);
@@ -382,6 +383,12 @@ static int fit_request(const struct remote *r, const struct client_opts *o,
 			o->partial_delete ? "--delete with -R or --files-from (it would delete in "
 			"the directories on the way)" : q->flags2 & REQ2_SAFE_LINKS ? "--safe-links" :
 			"--modify-window", o->partial_delete ? "--delete" : "it");
+		return EXIT_REFUSED;
+	}
+	if ((q->flags2 & REQ2_DELETE_DELAY) && !(server->features & HELLO_MORE3)) {
+		die_msg("%s: the server (%s) is older than --delete-delay and --delete-after: update "
+			"it, or use --delete (which deletes during the transfer)", r->display,
+			server->software[0] ? peer_quote(sw, sizeof sw, server->software) : "unknown");
 		return EXIT_REFUSED;
 	}
 	if (server->features & HELLO_REQ_MORE)

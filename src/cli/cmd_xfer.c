@@ -42,9 +42,9 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	snprintf(rq->chmod, sizeof rq->chmod, "%s", x->chmod ? x->chmod : "");
 	rq->max_delete = x->max_delete;
 	/* a pull's receiver (this side) knows FILE_VANISHED, and keeps
-	 * --safe-links and --modify-window to itself */
-	rq->flags2 = op == OP_PULL ?
-		     (x->flags2 & ~(REQ2_SAFE_LINKS | REQ2_MODIFY_WINDOW)) | REQ2_VANISHED : x->flags2;
+	 * --safe-links, --modify-window and --delete-delay to itself */
+	rq->flags2 = op == OP_PULL ? (x->flags2 & ~(REQ2_SAFE_LINKS | REQ2_MODIFY_WINDOW |
+						    REQ2_DELETE_DELAY)) | REQ2_VANISHED : x->flags2;
 	rq->max_size = x->max_size;
 	rq->min_size = x->min_size;
 	rq->modify_window = op == OP_PULL ? 0 : x->modify_window;

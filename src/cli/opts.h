@@ -36,6 +36,7 @@ struct xfer_cli {
 	const struct filter_arg *fargs;   /* the rules in order (the parser's, for the process) */
 	size_t nfargs;
 	int delete_excluded;        /* --delete-excluded (implies --delete) */
+	int del_when;               /* the --delete-WHEN option given (O_DEL_*), 0 = none */
 	uint32_t max_delete;        /* --max-delete, with REQ_MAX_DELETE */
 	uint32_t flags2;            /* REQ2_* */
 	uint64_t max_size, min_size;   /* --max-size, --min-size, with REQ2_* */

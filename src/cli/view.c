@@ -104,13 +104,18 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	}
 	/* a deletion, failure or retry is a fixed word, not the buffer */
 	const char *it = itemize(item, v->dir, kind, bits, path);
+	/* rsync's -i names a directory it makes "dir/", as every other one */
+	char dq[sizeof q + 1];
+	size_t n = strlen(shown);
+	const char *ishown = kind == CHG_MKDIR && n && shown[n - 1] != '/' &&
+			     snprintf(dq, sizeof dq, "%s/", shown) < (int)sizeof dq ? dq : shown;
 	if (v->log)
-		log_line(v, it, shown);
+		log_line(v, it, ishown);
 	if (x->co.quiet || (!x->co.verbose && !x->itemize && kind != CHG_ERROR))
 		return;
 	progress_clear(&v->pg);
 	if (x->itemize)
-		printf("%s %s\n", it, shown);
+		printf("%s %s\n", it, ishown);
 	else
 		printf("%-7s %s\n", kind > 0 && kind <= CHG_RETRY ? tag[kind] : "?", shown);
 	fflush(stdout);

@@ -134,7 +134,10 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 				* could point outside the transfer is not made (util/safelink.h) */
 #define REQ2_MODIFY_WINDOW 0x10u /* --modify-window: modify_window u32 (seconds); a push's
 				  * receiver takes mtimes that far apart as equal, seconds only */
-#define REQ2_KNOWN    0x1fu
+#define REQ2_DELETE_DELAY 0x20u /* --delete-delay, to a push's receiver (no field): --delete's
+				   * deletions are done once every file is in, none if the
+				   * transfer does not get there */
+#define REQ2_KNOWN    0x3fu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -203,6 +206,8 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
 			       * 9: a client pushes a part of its source (-R, --files-from)
 			       * with --delete, or asks for --safe-links, only of such a server
 			       * (one that did not know DIRB_PARTIAL would mirror a part) */
+#define HELLO_MORE3    0x4u   /* REQUEST flags2 0x20: a client asks for --delete-delay only of
+			       * such a server */
 
 struct hello {
 	uint8_t version;

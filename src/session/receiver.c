@@ -22,6 +22,7 @@
 #include "fs/snapstore.h"
 #include "fs/meta.h"
 #include "fs/sync.h"
+#include "fs/spool.h"
 #include "fs/tgran.h"
 #include "fs/xattr.h"
 #include "session/backup.h"
@@ -58,6 +59,10 @@ struct want {
 	struct delta_sig *nsig;
 	uint64_t *match;
 };
+
+/* --delete-delay's spool: a directory (its wire path), then the names in it
+ * to delete */
+enum { DELAY_DIR = 'D', DELAY_ENT = 'f', DELAY_ENT_DIR = 'd' };
 
 #define BASE_OLD  1u
 #define BASE_PART 2u
@@ -120,6 +125,10 @@ struct receiver {
 	 * also has. The peer's names are never stored: it cannot grow this. */
 	struct dirlist local;
 	uint8_t *seen;          /* owned, local.n flags; NULL = no deletion here */
+	/* --delete-delay: what --delete found, deleted once the files are in */
+	struct spool delay;
+	int delay_have_old;     /* delay_old: cur's mtime before its deletions */
+	struct timespec delay_old;
 	/* wanted files, in the order their data will come */
 	struct want *wq;
 	size_t wcap, whead, wcount, want_bytes;
@@ -1539,9 +1548,45 @@ static int within_budget(struct receiver *r, const char *name, const char *wpath
 	return ok > 0;
 }
 
+/* cur/name (wpath), extraneous, goes now (or, in a dry run, is only said to) */
+static void delete_now(struct receiver *r, const char *name, const char *wpath, int is_dir)
+{
+	int rc = r->dry ? 0 : remove_entry(r, name, wpath);
+
+	report_deleted(r, wpath, is_dir);
+	r->st->deleted++;
+	if (rc < 0 && rc != -ENOENT)   /* (gone already: as good) */
+		file_error(r, wpath, err_msg());
+}
+
+/* --delete-delay: cur/name is noted in the spool (opened in the transfer
+ * root on the first one), after cur itself when *dir_noted is 0. <0 when it
+ * cannot be: then it is not deleted. */
+static int delay_note(struct receiver *r, const char *name, int is_dir, int *dir_noted)
+{
+	int rc = 0;
+
+	if (!r->delay.f) {
+		int fd = jail_open_dir(r->j, "", O_RDONLY);
+		rc = fd < 0 ? fd : spool_open(&r->delay, fd, !r->dry);
+		if (fd >= 0)
+			close(fd);
+		if (rc < 0)
+			return err_set(rc, "cannot keep the list of what --delete-delay deletes: %s",
+				       strerror(-rc));
+	}
+	if (!*dir_noted && (rc = spool_add(&r->delay, DELAY_DIR, r->cur)) == 0)
+		*dir_noted = 1;
+	if (rc == 0)
+		rc = spool_add(&r->delay, is_dir ? DELAY_ENT_DIR : DELAY_ENT, name);
+	return rc < 0 ? err_set(rc, "writing the list of what --delete-delay deletes: %s",
+				strerror(-rc)) : 0;
+}
+
 static int on_dir_end(struct receiver *r)
 {
 	char wpath[PATH_MAX_WIRE + 1];
+	int dir_noted = 0;
 
 	if (!r->in_listing)
 		return err_set(-EBADMSG, "protocol: DIR_END outside a listing");
@@ -1549,6 +1594,7 @@ static int on_dir_end(struct receiver *r)
 	/* last name first, as rsync deletes (so --max-delete spares the same) */
 	for (size_t i = r->local.n; r->seen && i-- > 0;) {
 		const char *n = r->local.ents[i].name;
+		int is_dir = S_ISDIR(r->local.ents[i].st.st_mode);
 		/* another session's file in progress is not ours to delete */
 		if (r->seen[i] || fs_is_tmp_name(n) || fs_partial_ours(r->cur_fd, n))
 			continue;
@@ -1556,15 +1602,14 @@ static int on_dir_end(struct receiver *r)
 			snprintf(wpath, sizeof wpath, "%s", n);
 		if ((r->o->flags & REQ_BACKUP) && backup_is_ours(&r->bk, wpath, n))
 			continue;
-		if (xfilter_excluded(r->o->filter, FILTER_RECEIVER, wpath,
-				     S_ISDIR(r->local.ents[i].st.st_mode)) ||
-		    module_hides(r, wpath, S_ISDIR(r->local.ents[i].st.st_mode)))
+		if (xfilter_excluded(r->o->filter, FILTER_RECEIVER, wpath, is_dir) ||
+		    module_hides(r, wpath, is_dir))
 			continue;   /* protected: excluded, P, a receiver-side rule, the module's */
-		if (!within_budget(r, n, wpath, S_ISDIR(r->local.ents[i].st.st_mode)))
+		if (!within_budget(r, n, wpath, is_dir))
 			continue;
-		report_deleted(r, wpath, S_ISDIR(r->local.ents[i].st.st_mode));
-		r->st->deleted++;
-		if (!r->dry && remove_entry(r, n, wpath) < 0)
+		if (!(r->o->flags2 & REQ2_DELETE_DELAY))
+			delete_now(r, n, wpath, is_dir);
+		else if (delay_note(r, n, is_dir, &dir_noted) < 0)
 			file_error(r, wpath, err_msg());
 	}
 	local_clear(r);
@@ -2100,10 +2145,77 @@ static int flush_decisions(struct receiver *r)
 	return conn_flush(r->c);
 }
 
+/* The directory whose delayed deletions are done gets its mtime back (it may
+ * have been set already, to the sender's). */
+static void delay_dir_done(struct receiver *r)
+{
+	struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, r->delay_old };
+	struct stat st;
+
+	if (r->delay_have_old && !r->dry && fstat(r->cur_fd, &st) == 0 &&
+	    (st.st_mtim.tv_sec != t[1].tv_sec || st.st_mtim.tv_nsec != t[1].tv_nsec) &&
+	    futimens(r->cur_fd, t) < 0)
+		file_error(r, r->cur[0] ? r->cur : ".", strerror(errno));
+	r->delay_have_old = 0;
+}
+
+static int delay_one(void *arg, uint8_t kind, const char *path)
+{
+	struct receiver *r = arg;
+	char wpath[PATH_MAX_WIRE + 1], lp[PATH_MAX_WIRE + 1];
+	struct stat st;
+
+	if (kind == DELAY_DIR) {
+		delay_dir_done(r);
+		if (r->cur_fd >= 0)
+			close(r->cur_fd);
+		snprintf(r->cur, sizeof r->cur, "%s", path);
+		r->cur_fd = local_of(r, path, lp, sizeof lp) < 0 ? -1 :
+			    jail_open_dir(r->j, lp, O_RDONLY);
+		if (r->cur_fd < 0 && r->cur_fd != -ENOENT && !r->dry)
+			file_error(r, path[0] ? path : ".", err_msg());
+		if (r->cur_fd < 0)
+			r->cur_fd = -1;   /* (gone since: nothing in it to delete) */
+		if (r->cur_fd >= 0 && xfilter_goto(r->o->filter, path) < 0) {
+			file_error(r, path[0] ? path : ".", err_msg());
+			close(r->cur_fd);
+			r->cur_fd = -1;   /* the rules cannot be read: nothing goes */
+		}
+		if (r->cur_fd >= 0 && fstat(r->cur_fd, &st) == 0) {
+			r->delay_old = st.st_mtim;
+			r->delay_have_old = 1;
+		}
+		return 0;
+	}
+	if (kind != DELAY_ENT && kind != DELAY_ENT_DIR)
+		return err_set(-EBADMSG, "the list of what --delete-delay deletes is damaged");
+	if (path_join(wpath, sizeof wpath, r->cur, path) < 0)
+		snprintf(wpath, sizeof wpath, "%s", path);
+	if (r->cur_fd >= 0 || r->dry)
+		delete_now(r, path, wpath, kind == DELAY_ENT_DIR);
+	return 0;
+}
+
+/* --delete-delay: what --delete found is deleted now that every file is in
+ * (and nothing at all if the transfer did not get here). */
+static int delayed_deletions(struct receiver *r)
+{
+	if (!r->delay.f)
+		return 0;
+	int rc = spool_each(&r->delay, delay_one, r);
+	delay_dir_done(r);
+	spool_close(&r->delay);
+	return rc == -EBADMSG ? rc : rc < 0 ?
+	       err_set(rc, "reading the list of what --delete-delay deletes: %s", strerror(-rc)) : 0;
+}
+
 static int finish(struct receiver *r)
 {
 	struct msg m = { .type = MSG_RESULT };
+	int rc = delayed_deletions(r);
 
+	if (rc < 0)
+		xfer_error(r->st, "%s", err_msg());   /* what is left stays: nothing lost */
 	meta_apply_ready(r, 1);
 	/* a snapshot is committed before success is reported (and synced with
 	 * the files) */
@@ -2130,7 +2242,7 @@ static int finish(struct receiver *r)
 	m.u.result.deleted = r->st->deleted;
 	m.u.result.del_skipped = r->st->del_skipped = r->del.skipped;
 	snprintf(m.u.result.message, sizeof m.u.result.message, "%s", r->st->first_error);
-	int rc = conn_send(r->c, &m);
+	rc = conn_send(r->c, &m);
 	return rc < 0 ? rc : conn_flush(r->c);
 }
 
@@ -2138,6 +2250,7 @@ static void cleanup(struct receiver *r)
 {
 	basis_close(&r->rf);
 	local_clear(r);
+	spool_close(&r->delay);
 	free(r->open_dirs);
 	XXH3_freeState(r->xh);
 	while (r->nredo)

@@ -109,7 +109,7 @@ head -c 2500000 /dev/urandom > "$T/src/big"
 echo one > "$T/src/sub/one"
 expect_rc 0 ferry_c push -i "$T/src/" "$(url m/i)"
 grep -qx "<f+++++++++ big" "$T/last.out" || { cat "$T/last.out"; fail "-i: no '<f+++++++++ big'"; }
-grep -qx "cd+++++++++ sub" "$T/last.out" || fail "-i: no 'cd+++++++++ sub'"
+grep -qx "cd+++++++++ sub/" "$T/last.out" || { cat "$T/last.out"; fail "-i: no 'cd+++++++++ sub/' (rsync's, with the slash)"; }
 echo three > "$T/src/sub/one"; touch -d '2020-01-01' "$T/src/sub/one"
 expect_rc 0 ferry_c push -i "$T/src/" "$(url m/i)"
 grep -qx "<f.st...... sub/one" "$T/last.out" || { cat "$T/last.out"; fail "-i: no '<f.st...... sub/one'"; }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The precision a file system keeps mtimes at: what a probe concludes from
- * the time it reads back, the truncation, and a probe on this machine's
- * /tmp (exact there) that puts the directory's time back. test_coarse_times
- * runs a push and a pull on a file system that keeps seconds only. */
+ * the time it reads back, the truncation, and both probes on this machine's
+ * /tmp (exact there): the unnamed file's leaves the directory's times alone.
+ * test_coarse_times runs a push and a pull on a file system that keeps
+ * seconds only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

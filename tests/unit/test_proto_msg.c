@@ -192,6 +192,12 @@ static void test_roundtrip_all(void **state)
 		assert_int_equal(msg_decode(buf, (size_t)n - 8, &back), -EBADMSG);
 		buf[n - 9] = 0x80 | REQ2_MIN_SIZE;
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+		buf[n - 9] = 0x40 | REQ2_MIN_SIZE;   /* the first bit past REQ2_DELETE_DELAY */
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+		buf[n - 9] = REQ2_DELETE_DELAY | REQ2_MIN_SIZE;   /* known, no field */
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+		assert_int_equal(back.u.request.flags2, REQ2_DELETE_DELAY | REQ2_MIN_SIZE);
+		assert_int_equal(back.u.request.min_size, 1024);
 		buf[n - 9] = REQ2_MIN_SIZE;
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
 	}

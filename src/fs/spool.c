@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/spool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/meta.h"
+
+/* A record: kind (1 byte), the path's length (2 bytes, little-endian), the
+ * path (no NUL). */
+
+static int open_named(int dirfd)
+{
+	char name[256];
+
+	if (fs_tmp_name(name, "spool") < 0)
+		return -EINVAL;
+	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (unlinkat(dirfd, name, 0) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+int spool_open(struct spool *s, int dirfd, int named)
+{
+	*s = (struct spool){ 0 };
+	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && named && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))
+		fd = open_named(dirfd);   /* (EISDIR, EINVAL: kernels or libcs without O_TMPFILE) */
+	else if (fd < 0)
+		fd = -errno;
+	if (fd < 0)
+		return fd;
+	if (!(s->f = fdopen(fd, "w+"))) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return 0;
+}
+
+int spool_add(struct spool *s, uint8_t kind, const char *path)
+{
+	size_t len = strlen(path);
+	uint8_t head[3] = { kind, (uint8_t)(len & 0xff), (uint8_t)(len >> 8) };
+
+	if (s->reading || len > SPOOL_MAX_PATH)
+		return -EINVAL;
+	errno = 0;
+	if (fwrite(head, 1, sizeof head, s->f) != sizeof head || fwrite(path, 1, len, s->f) != len)
+		return errno ? -errno : -EIO;
+	s->n++;
+	return 0;
+}
+
+int spool_each(struct spool *s, int (*fn)(void *arg, uint8_t kind, const char *path), void *arg)
+{
+	char path[SPOOL_MAX_PATH + 1];
+	uint8_t head[3];
+
+	s->reading = 1;
+	if (fflush(s->f) != 0 || fseeko(s->f, 0, SEEK_SET) != 0)
+		return -errno;
+	for (uint64_t i = 0; i < s->n; i++) {
+		if (fread(head, 1, sizeof head, s->f) != sizeof head)
+			return ferror(s->f) ? -EIO : -EBADMSG;
+		size_t len = head[1] | (size_t)head[2] << 8;
+		if (len > SPOOL_MAX_PATH || fread(path, 1, len, s->f) != len)
+			return ferror(s->f) ? -EIO : -EBADMSG;
+		path[len] = '\0';
+		if (memchr(path, '\0', len))
+			return -EBADMSG;
+		int rc = fn(arg, head[0], path);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void spool_close(struct spool *s)
+{
+	if (s->f)
+		fclose(s->f);
+	*s = (struct spool){ 0 };
+}

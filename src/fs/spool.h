@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* A private spool of short records (a kind byte and a path) on disk, not in
+ * memory: --delete-delay's deletions, found while a tree streams in and done
+ * at its end, may be a million names on a box with 64 MB. The file has no
+ * name (O_TMPFILE; where a file system lacks it, a temporary unlinked as soon
+ * as it is open), so no one else sees or changes it, and a session that dies
+ * leaves nothing behind. */
+#ifndef FERRY_FS_SPOOL_H
+#define FERRY_FS_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SPOOL_MAX_PATH 4096   /* a record's path, at most (PATH_MAX_WIRE) */
+
+struct spool {
+	FILE *f;
+	uint64_t n;          /* records written */
+	int reading;
+};
+
+/* Opens an empty spool in the directory dirfd (named = 0: O_TMPFILE only,
+ * for a dry run, which makes nothing anyone could see). 0, or -errno. */
+int spool_open(struct spool *s, int dirfd, int named);
+/* Appends one record; the spool must not have been read yet. */
+int spool_add(struct spool *s, uint8_t kind, const char *path);
+/* Reads the records back in order: each calls fn(arg, kind, path) until it
+ * returns < 0 (which is returned). 0, or -errno, or -EBADMSG for a record
+ * that is not one spool_add wrote (a truncated or damaged spool). */
+int spool_each(struct spool *s, int (*fn)(void *arg, uint8_t kind, const char *path), void *arg);
+void spool_close(struct spool *s);
+
+#endif
