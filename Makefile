@@ -37,15 +37,15 @@ demo: build
 	@scripts/demo.sh $(BUILD)/ferry
 
 # Sanitizers: clang with ASan + UBSan runs the whole suite (unit and e2e); the
-# random campaigns (fault runs, filter cases, forged snapshots) are shorter
-# here than in `test`, which runs them in full: under the sanitizers they look
-# for memory errors. -O1, as ASan's documentation advises (the suite took 472 s
+# random campaigns (fault runs, filter cases, forged snapshots, the kill
+# points of a snapshot's deletion) are shorter here than in `test`, which runs
+# them in full: under the sanitizers they look for memory errors. -O1, as ASan's documentation advises (the suite took 472 s
 # at -O0 in a clean-clone CI run, 428 s at -O1 here).
 asan: deps
 	@CC=clang cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" \
 	  -DFERRY_SANITIZE=ON -DFERRY_TEST_HOOKS=ON $(CMAKE_Q)
 	@cmake --build build-asan -j$(JOBS) -- -s
-	@cd build-asan && FAULT_RUNS=7 FILTER_CASES=100 SNAP_FORGED=50 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	@cd build-asan && FAULT_RUNS=7 FILTER_CASES=100 SNAP_FORGED=50 SNAP_KILL_DENSE=6 SNAP_KILL_EVERY=7 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(CTEST_SLOTS)
 
 # gcc's and clang's -Werror both: the clang build compiles everything, tests included.

@@ -174,9 +174,30 @@ static int is_private_key(const char *path)
 	return n == (ssize_t)sizeof buf && !memcmp(buf, head, sizeof buf);
 }
 
+/* Source k (args[i]) would share the destination with one before it: a
+ * directory's contents ("dir/") beside other sources, or two by one name.
+ * rsync merges them into one tree; ferry's sender walks each source as a
+ * tree of its own, so it refuses them in one line rather than send a tree
+ * whose --delete would undo the other's files. */
+static int source_clash(char **args, int i, const struct source *srcs, int k)
+{
+	if (k > 0 && (!srcs[k].top[0] || !srcs[0].top[0]))
+		return die_msg("push: %s: a directory's contents (a source ending in '/') go alone: "
+			       "ferry cannot merge several sources into one directory as rsync "
+			       "does; push them one at a time",
+			       srcs[k].top[0] ? args[0] : args[i]), -1;
+	for (int j = 0; j < k; j++)
+		if (!strcmp(srcs[j].top, srcs[k].top))
+			return die_msg("push: %s: two sources are named \"%s\": ferry cannot merge them "
+				       "into one directory as rsync does; push them one at a time",
+				       args[i], srcs[k].top), -1;
+	return 0;
+}
+
 /* Opens every source. One that cannot be used is reported and left out, as
  * rsync does (the transfer still ends with 23); with --ignore-missing-args
- * one that does not exist is left out in silence. Returns how many are open. */
+ * one that does not exist is left out in silence. Returns how many are open,
+ * or -1 after one line (source_clash; none is left open). */
 static int sources_open(char **args, int n, const struct xfer_cli *x, struct source *srcs,
 			struct jail *jails, struct xfer_stats *local)
 {
@@ -185,6 +206,11 @@ static int sources_open(char **args, int n, const struct xfer_cli *x, struct sou
 	for (int i = 0; i < n; i++) {
 		jails[k].root_fd = -1;
 		int rc = source_open(args[i], &srcs[k], &jails[k]);
+		if (rc == 0 && source_clash(args, i, srcs, k) < 0) {
+			for (int j = 0; j <= k; j++)
+				jail_close(&jails[j]);
+			return -1;
+		}
 		/* -L, -k, and --files-from's or -R's links to directories on the
 		 * way: the PC's own */
 		if (rc == 0)
@@ -412,7 +438,10 @@ int cmd_push(int argc, char **argv)
 	x.co.filter = &xf;
 	int nopen = sources_open(listed_src ? &listed_src : argv + first, nsrc, &x, srcs, jails,
 				 &local);
-	if (nopen == 0) {
+	if (nopen < 0) {
+		rc = EXIT_USAGE;
+		nopen = 0;
+	} else if (nopen == 0) {
 		/* each source was named already, as it failed */
 		rc = local.errors ? (die_msg("push: nothing to send"), EXIT_PARTIAL) : EXIT_OK;
 	} else {

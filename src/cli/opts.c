@@ -167,8 +167,9 @@ static const struct rflag rsync_flags[] = {
 	{ "max-alloc", 0, 1, REFUSE, 0, "ferry's memory is bounded by its protocol, whatever the tree" },
 	{ "partial", 0, 0, SAME, 0, "ferry keeps what an interrupted transfer wrote (hidden, as "
 	  ".ferry-part.NAME) and resumes from it; --no-resume turns that off" },
-	{ "partial-dir", 0, 1, REFUSE, 0, "ferry keeps a partial file beside the file it is for, as "
-	  ".ferry-part.NAME, hidden from listings" },
+	{ "partial-dir", 0, 1, SAME, 0, "ferry keeps what an interrupted transfer wrote beside the "
+	  "file it is for, as .ferry-part.NAME, out of listings, and resumes from it (DIR is not "
+	  "used)" },
 	{ "delay-updates", 0, 0, REFUSE, 0, "not implemented: each file is renamed into place as it "
 	  "is complete" },
 	{ "prune-empty-dirs", 'm', 0, OWN, 'm', NULL },

@@ -18,8 +18,12 @@
 # In every other round of the seven kinds, the pushes (not enospc's) go to a
 # module that keeps snapshots (delta, keep last = 4), which starts each run
 # from OLD by a clean push.
-# After each: every file is byte for byte its old or its new version, never
-# mixed; no temporary lies outside the documented partial area
+# Every transfer mirrors, with --delete or --delete-delay (picked at random),
+# and OLD holds three files NEW does not. After each: every file is byte for
+# byte its old or its new version, never mixed, and none of NEW's is missing;
+# with --delete-delay, if one of OLD's own files is gone, every file is its
+# new version (its deletions come only once every file is in: a kill or a cut
+# link before that deleted nothing); no temporary lies outside the documented partial area
 # (.ferry-part.NAME); the daemon serves the next client within 2 s; the
 # client's exit code and message name the cause; and the same transfer run
 # again without a fault completes and leaves exactly the new tree. For the
@@ -53,6 +57,7 @@ fi
 FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 2> /dev/null | head -n1)
 [ -n "$FAKETIME_LIB" ] || fail "libfaketime is needed for clock-step (make deps installs faketime)"
 declare -A RAN OK MID SNAPS RANS PARTIAL
+DELAYED_DONE=0   # --delete-delay runs whose fault came after the deletions began
 chmod 755 "$T"
 echo "faults: $RUNS runs, FAULT_SEED=$SEED"
 
@@ -85,12 +90,17 @@ done
 for i in 1 2 3 4; do
   head -c $((1000 * i)) /dev/urandom > "$T/old/s$i"; head -c $((1200 * i)) /dev/urandom > "$T/new/s$i"
 done
+# OLD's own: what --delete removes
+mkdir -p "$T/old/gone/sub"
+head -c 3000 /dev/urandom > "$T/old/gone/g1"; head -c 5000 /dev/urandom > "$T/old/gone/sub/g2"
+head -c 7000 /dev/urandom > "$T/old/d/gone3"
 (cd "$T/old" && find . -type f -exec sha256sum {} + | sort -k2) > "$T/old.sums"
 (cd "$T/new" && find . -type f -exec sha256sum {} + | sort -k2) > "$T/new.sums"
+ONLY_OLD=(./gone/g1 ./gone/sub/g2 ./d/gone3)
 
 # pulls come from the same tree through modules that pace the sender (a
 # client's --bwlimit paces what it sends, not what it receives)
-write_config "exclude = /.faketime" "[small]" "path = $T/small" "protection = none" \
+write_config "exclude = /.faketime" "[small]" "path = $T/small" "protection = none" "exclude = /.fill" \
   "[pw]" "path = $T/mod" "bwlimit = 4M" "exclude = /.faketime" \
   "[pd]" "path = $T/mod" "bwlimit = 512K" "exclude = /.faketime" \
   "[s]" "path = $T/smod" "snapshots = yes" "keep last = 4"
@@ -117,7 +127,11 @@ check_tree() {
     grep -qx "$got  $f" "$T/old.sums" || grep -qx "$got  $f" "$T/new.sums" ||
       fail "$why: $f is neither its old nor its new version"
   done < "$T/got.sums"
-  [ "$(wc -l < "$T/got.sums")" = "$(wc -l < "$T/old.sums")" ] ||
+  # none of NEW's files is missing; what else is there is OLD's own
+  while read -r got f; do
+    grep -q "  $f\$" "$T/got.sums" || fail "$why: $f is missing"
+  done < "$T/new.sums"
+  [ "$(wc -l < "$T/got.sums")" -le "$(wc -l < "$T/old.sums")" ] ||
     fail "$why: $(wc -l < "$T/got.sums") files where there were $(wc -l < "$T/old.sums")"
   [ "${3:-}" != versions ] || return 0
   local tmp
@@ -159,6 +173,22 @@ check_snaps() {
   SNAPS[$kind]=$((${SNAPS[$kind]:-0} + n))
 }
 
+# delayed_after_all DIR WHY: --delete-delay: if one of OLD's own files is gone,
+# the transfer had brought every file: NEW's are all new (a disk that failed,
+# or filled, is another matter: its failed files stay old, and the deletions
+# still come). A kill during the deletions may leave some of OLD's.
+delayed_after_all() {
+  local f gone=0
+  case $kind in eio | enospc) return 0 ;; esac
+  for f in "${ONLY_OLD[@]}"; do [ -e "$1/$f" ] || gone=$((gone + 1)); done
+  [ "$gone" = 0 ] && return 0
+  (cd "$1" && find . -path ./.ferry-history -prune -o -type f ! -name '.ferry-part.*' ! -name .fill \
+    ! -name .faketime -exec sha256sum {} + | sort -k2) |
+    grep -v -e '  ./gone/' -e '  ./d/gone3$' | cmp -s - "$T/new.sums" ||
+    fail "$2: --delete-delay deleted $gone of OLD's own files before every file was in"
+  DELAYED_DONE=$((DELAYED_DONE + 1))
+}
+
 # serves_soon WHY: the daemon answers a client within 2 s
 serves_soon() {
   local t0 t1
@@ -184,7 +214,9 @@ for run in $(seq 1 "$RUNS"); do
   [ "$dir" = push ] && [ "$kind" != enospc ] && [ $(((run - 1) / ${#KINDS[@]} % 2)) = 1 ] &&
     snap=1 && mode=delta &&
     at=$((50 + RANDOM % 750)) flags=(-r --timeout "$IO" --bwlimit 512K)
-  why="run $run ($kind, $dir, $mode$([ $snap = 1 ] && echo ", snapshots" || true), at ${at} ms)"
+  del=--delete; [ $((RANDOM % 2)) = 0 ] && del=--delete-delay
+  flags+=("$del")
+  why="run $run ($kind, $dir, $mode, $del$([ $snap = 1 ] && echo ", snapshots" || true), at ${at} ms)"
   mod=m mdir=$T/mod; [ "$kind" = enospc ] && mod=small mdir=$T/small
   # the receiving side starts from OLD
   if [ $snap = 1 ]; then
@@ -281,6 +313,7 @@ for run in $(seq 1 "$RUNS"); do
     done
   fi
   check_tree "$dst" "$why"
+  [ "$del" = --delete-delay ] && delayed_after_all "$dst" "$why"
   serves_soon "$why"
   [ $snap = 1 ] && check_snaps "$why, after the fault"
   # recovery: the same transfer, no fault, leaves exactly NEW
@@ -299,11 +332,12 @@ for run in $(seq 1 "$RUNS"); do
   OK[$kind]=$((${OK[$kind]:-0} + 1))
   [ "$rc" != 0 ] && MID[$kind]=$((${MID[$kind]:-0} + 1))
   [ $snap = 1 ] && RANS[$kind]=$((${RANS[$kind]:-0} + 1))
-  echo "ok $run $kind $dir $mode$([ $snap = 1 ] && echo +snapshots) at=${at}ms rc=$rc"
+  echo "ok $run $kind $dir $mode $del$([ $snap = 1 ] && echo +snapshots) at=${at}ms rc=$rc"
 done
 echo "| fault | runs | passed | of them interrupted (client exit not 0) | of them to the snapshot module | snapshots restored and compared after them | of those, listed as partial |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for k in "${KINDS[@]}"; do
   echo "| $k | ${RAN[$k]:-0} | ${OK[$k]:-0} | ${MID[$k]:-0} | ${RANS[$k]:-0} | ${SNAPS[$k]:-0} | ${PARTIAL[$k]:-0} |"
 done
+echo "faults: --delete-delay runs whose fault came once its deletions had begun: $DELAYED_DONE"
 echo "faults: ok ($RUNS runs, FAULT_SEED=$SEED)"

@@ -249,8 +249,10 @@ expect_rc 30 ferry_c pull --bwlimit 4M --stop-after=0.05 "$(url m/sa/big.bin)" "
 grep -q "stopping at requested limit" "$T/last.err" || { cat "$T/last.err"; fail "pull --stop-after: not said"; }
 only_partial "$dst" big.bin
 part=$(size_of "$dst/.ferry-part.big.bin")
-expect_rc 0 ferry_c pull --stats "$(url m/sa/big.bin)" "$dst/"
+# (rsync's habit -P --partial-dir=DIR: accepted; ferry resumes from its own partial)
+expect_rc 0 ferry_c pull --stats -P --partial-dir=.rsync-partial "$(url m/sa/big.bin)" "$dst/"
 cmp "$src/big.bin" "$dst/big.bin" || fail "the pull resumed after --stop-after differs"
+[ ! -e "$dst/.rsync-partial" ] || fail "--partial-dir made its directory"
 got=$(stat_of "$T/last.out" "Total bytes received")
 [ "$got" -le $((SIZE - part + 2 * MIB)) ] || fail "the pull rerun received $got bytes, with $part there"
 note "  pull: partial $part B, the rerun received $got B"

@@ -103,6 +103,18 @@ grep -q "\.bashrc" "$T/last.out" || fail "HOST::MODULE did not list the module"
 expect_rc 1 ferry_c ls "rsync://127.0.0.1:$PORT/m"
 grep -q "ferry://HOST" "$T/last.err" || fail "rsync:// not explained"
 
+note "several sources into one directory: a contents source beside others, or two by one name, refused in one line before anything is sent (rsync merges them; ferry walks each source as its own tree)"
+mkdir -p "$T/ms/a" "$T/ms/b" "$T/ms2/a"; echo 1 > "$T/ms/a/x"; echo 2 > "$T/ms/b/y"; echo 3 > "$T/ms2/a/q"
+for srcs in "$T/ms/a/ $T/ms/b/" "$T/ms/a/ $T/ms/b" "$T/ms/a $T/ms/b/" "$T/ms/a $T/ms2/a"; do
+  # shellcheck disable=SC2086
+  expect_rc 1 ferry_c push -a $srcs "$(url m/merged)"
+  [ "$(wc -l < "$T/last.err")" = 1 ] || { cat "$T/last.err"; fail "push $srcs: not one line"; }
+  grep -q "ferry cannot merge" "$T/last.err" || { cat "$T/last.err"; fail "push $srcs: no reason"; }
+  [ ! -e "$T/mod/merged" ] || fail "push $srcs: something was sent"
+done
+expect_rc 0 ferry_c push -a "$T/ms/a" "$T/ms/b" "$(url m/merged)"   # two names: as before
+[ -f "$T/mod/merged/a/x" ] && [ -f "$T/mod/merged/b/y" ] || fail "push a b: not both"
+
 note "10.9: -i itemizes as rsync, --stats, -h, --size-only, -I"
 mkdir -p "$T/src/sub"
 head -c 2500000 /dev/urandom > "$T/src/big"

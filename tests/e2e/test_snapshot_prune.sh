@@ -5,7 +5,9 @@
 #   - a snapshot in the middle (its increment merged into the next one's)
 #     and the oldest (removed whole);
 #   - a deletion ended at each of its steps (every one up to 16, then every
-#     5th; SNAP_ALL_STEPS=1: all), as kill -9 would end it (the
+#     5th; SNAP_ALL_STEPS=1: all; SNAP_KILL_DENSE=N, SNAP_KILL_EVERY=M: every
+#     one up to N, then every Mth, in both kill loops: the sanitizer build's
+#     sample), as kill -9 would end it (the
 #     test-build hook FERRY_TEST_PRUNE_KILL=N): the next `ferry admin`
 #     finishes it or undoes it, and every snapshot still restores exactly;
 #   - retention: `ferry admin prune --dry-run` says what it keeps and why,
@@ -19,6 +21,11 @@ SEED=${SNAP_SEED:-21}
 FILES=${SNAP_FILES:-120}
 DAYS=${SNAP_DAYS:-8}
 FORGED=${SNAP_FORGED:-200}
+DENSE=${SNAP_KILL_DENSE:-16}
+EVERY=${SNAP_KILL_EVERY:-5}
+XDENSE=${SNAP_KILL_DENSE:-200}   # (the xattr loop: every step, unless sampled)
+# skip_step K LIMIT: 0 when step K is not in the sample
+skip_step() { [ -z "${SNAP_ALL_STEPS:-}" ] && [ "$1" -gt "$2" ] && [ $(($1 % EVERY)) != 0 ]; }
 mkdir -p "$T/k" "$T/p" "$T/x"
 write_config "snapshots = yes" \
   "[k]" "path = $T/k" "protection = none" "snapshots = yes" "keep last = 2" \
@@ -70,7 +77,7 @@ cp -a "$T/mod" "$T/mod.bak"
 steps=0 killed=0
 for k in $(seq 1 400); do
   # every step up to 16, then a sample
-  if [ -z "${SNAP_ALL_STEPS:-}" ] && [ "$k" -gt 16 ] && [ $((k % 5)) != 0 ]; then continue; fi
+  if skip_step "$k" "$DENSE"; then continue; fi
   rc=0
   FERRY_TEST_PRUNE_KILL=$k admin delete "$T/mod" "$victim" > /dev/null 2>&1 || rc=$?
   if [ "$rc" = 0 ]; then steps=$k; break; fi
@@ -82,7 +89,7 @@ for k in $(seq 1 400); do
     fail "leftovers after a kill at step $k: $(ls "$T/mod/.ferry-history/snaps")"
   rm -rf "$T/mod" && cp -a "$T/mod.bak" "$T/mod"
 done
-[ "$killed" -ge 10 ] || fail "only $killed kill points were reached (a test build has FERRY_TEST_HOOKS)"
+[ "$killed" -ge $((DENSE < 10 ? DENSE : 10)) ] || fail "only $killed kill points were reached (a test build has FERRY_TEST_HOOKS)"
 [ "$steps" -gt 0 ] || fail "the deletion never completed"
 check_all "the deletion that completed"
 echo "killed at $killed points, completed at step $steps"
@@ -118,6 +125,7 @@ x_is "${XN[1]}" d-B 0 e-B 700 "before the deletion"
 cp -a "$T/x" "$T/x.bak"
 xsteps=0
 for k in $(seq 1 200); do
+  if skip_step "$k" "$XDENSE"; then continue; fi
   rc=0
   FERRY_TEST_PRUNE_KILL=$k admin delete "$T/x" "${XN[1]}" > /dev/null 2> "$T/xdel.err" || rc=$?
   grep -q "keeps its later xattrs" "$T/xdel.err" && fail "x: $(cat "$T/xdel.err")"
@@ -133,7 +141,7 @@ done
 admin list "$T/x" | grep -q "^${XN[1]} " && fail "x: ${XN[1]} is still listed"
 # (a killed deletion is finished by the next settle: the daemon's, for the pulls)
 grep "keeps its later xattrs" "$T/server.log" && fail "x: the daemon's merge lost xattrs"
-echo "x: killed at each of $((xsteps - 1)) steps, completed at step $xsteps"
+echo "x: killed at the steps before $xsteps (every one up to $XDENSE, then every ${EVERY}th), completed at step $xsteps"
 
 note "retention: --dry-run says why, prune deletes the rest"
 admin prune "$T/mod" --dry-run --keep-last 2 --keep-daily 1 > "$T/plan" || fail "prune --dry-run"
