@@ -391,6 +391,8 @@ static int fit_request(const struct remote *r, const struct client_opts *o,
 			server->software[0] ? peer_quote(sw, sizeof sw, server->software) : "unknown");
 		return EXIT_REFUSED;
 	}
+	if (!(server->features & HELLO_MORE3))
+		q->flags2 &= ~REQ2_CHG_CSUM;
 	if (server->features & HELLO_REQ_MORE)
 		return 0;
 	q->flags2 &= ~REQ2_VANISHED;

@@ -45,6 +45,9 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	 * --safe-links, --modify-window and --delete-delay to itself */
 	rq->flags2 = op == OP_PULL ? (x->flags2 & ~(REQ2_SAFE_LINKS | REQ2_MODIFY_WINDOW |
 						    REQ2_DELETE_DELAY)) | REQ2_VANISHED : x->flags2;
+	/* a push's receiver may mark -c's findings with -i's 'c' */
+	if (op == OP_PUSH && (x->flags & REQ_CHECKSUM) && (x->flags & REQ_CHANGES))
+		rq->flags2 |= REQ2_CHG_CSUM;
 	rq->max_size = x->max_size;
 	rq->min_size = x->min_size;
 	rq->modify_window = op == OP_PULL ? 0 : x->modify_window;

@@ -59,6 +59,7 @@ static const char *itemize(char out[16], char dir, int kind, unsigned bits, cons
 	}
 	snprintf(out, 16, "%c%c%s", y, x, rest ? rest : ".........");
 	if (!rest) {
+		out[2] = (bits & CHGB_CSUM) ? 'c' : '.';
 		out[3] = (bits & CHGB_SIZE) ? 's' : '.';
 		out[4] = (bits & CHGB_TIME) ? 't' : '.';
 		out[5] = (bits & CHGB_PERMS) ? 'p' : '.';

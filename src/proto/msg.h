@@ -137,7 +137,8 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 #define REQ2_DELETE_DELAY 0x20u /* --delete-delay, to a push's receiver (no field): --delete's
 				   * deletions are done once every file is in, none if the
 				   * transfer does not get there */
-#define REQ2_KNOWN    0x3fu
+#define REQ2_CHG_CSUM 0x40u /* this client knows CHANGE bit 0x80 (-i's 'c' column; no field) */
+#define REQ2_KNOWN    0x7fu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -182,7 +183,9 @@ enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
 #define CHGB_GROUP 0x10u
 #define CHGB_ACL   0x20u
 #define CHGB_XATTR 0x40u
-#define CHGB_KNOWN 0x7fu
+#define CHGB_CSUM  0x80u   /* -c found the contents differ: only to a client whose REQUEST had
+			    * flags2 0x40 */
+#define CHGB_KNOWN 0xffu
 
 /* XMETA: what the next ENTRY, DIR_META or FILE_BEGIN has beyond mode and
  * mtime. The xattrs are `count` records of (name length u8, name, value
@@ -206,8 +209,8 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
 			       * 9: a client pushes a part of its source (-R, --files-from)
 			       * with --delete, or asks for --safe-links, only of such a server
 			       * (one that did not know DIRB_PARTIAL would mirror a part) */
-#define HELLO_MORE3    0x4u   /* REQUEST flags2 0x20: a client asks for --delete-delay only of
-			       * such a server */
+#define HELLO_MORE3    0x4u   /* REQUEST flags2 0x20 and 0x40: a client asks for --delete-delay,
+			       * or says it knows CHANGE bit 0x80, only to such a server */
 
 struct hello {
 	uint8_t version;

@@ -1034,8 +1034,11 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		}
 		return 0;
 	}
+	/* rsync's 'c': -c looked, and the contents differ (a size too) */
+	unsigned csum = (r->o->flags & REQ_CHECKSUM) &&
+			(r->h->change || (r->o->flags2 & REQ2_CHG_CSUM)) ? CHGB_CSUM : 0;
 	if (exists && S_ISREG(old->st_mode))
-		report_bits(r, CHG_UPDATE, diff_bits(r, e, old), wpath);
+		report_bits(r, CHG_UPDATE, diff_bits(r, e, old) | csum, wpath);
 	else
 		report(r, CHG_NEW, wpath);
 	if (r->dry)

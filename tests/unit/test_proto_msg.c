@@ -192,11 +192,11 @@ static void test_roundtrip_all(void **state)
 		assert_int_equal(msg_decode(buf, (size_t)n - 8, &back), -EBADMSG);
 		buf[n - 9] = 0x80 | REQ2_MIN_SIZE;
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
-		buf[n - 9] = 0x40 | REQ2_MIN_SIZE;   /* the first bit past REQ2_DELETE_DELAY */
+		buf[n - 9] = 0x80 | REQ2_MIN_SIZE;   /* the first bit past REQ2_CHG_CSUM */
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
-		buf[n - 9] = REQ2_DELETE_DELAY | REQ2_MIN_SIZE;   /* known, no field */
+		buf[n - 9] = REQ2_DELETE_DELAY | REQ2_CHG_CSUM | REQ2_MIN_SIZE;   /* known, no field */
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
-		assert_int_equal(back.u.request.flags2, REQ2_DELETE_DELAY | REQ2_MIN_SIZE);
+		assert_int_equal(back.u.request.flags2, REQ2_DELETE_DELAY | REQ2_CHG_CSUM | REQ2_MIN_SIZE);
 		assert_int_equal(back.u.request.min_size, 1024);
 		buf[n - 9] = REQ2_MIN_SIZE;
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
@@ -294,6 +294,30 @@ static void test_roundtrip_all(void **state)
 	m.u.request.op = OP_BENCH;
 	strcpy(m.u.request.module, "data");
 	roundtrip(&m);
+}
+
+/* CHANGE: every kind and every bit (0x80, -c's 'c', included) travel; a kind
+ * past the last is refused */
+static void test_change(void **state)
+{
+	struct msg m, back;
+
+	(void)state;
+	memset(&m, 0, sizeof m);
+	m.type = MSG_CHANGE;
+	strcpy(m.u.change.path, "d/f");
+	for (int k = CHG_NEW; k <= CHG_UNSAFE; k++) {
+		m.u.change.kind = (uint8_t)k;
+		m.u.change.bits = CHGB_KNOWN;
+		roundtrip(&m);
+	}
+	int n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+	assert_int_equal(back.u.change.bits, CHGB_CSUM | CHGB_XATTR | CHGB_ACL | CHGB_GROUP |
+					     CHGB_OWNER | CHGB_PERMS | CHGB_TIME | CHGB_SIZE);
+	m.u.change.kind = CHG_UNSAFE + 1;
+	n = msg_encode(&m, buf, sizeof buf);
+	assert_true(n < 0 || msg_decode(buf, (size_t)n, &back) == -EBADMSG);
 }
 
 static void test_refuses_bad_values(void **state)
@@ -631,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_reader_strings),
 		cmocka_unit_test(test_writer_overflow),
 		cmocka_unit_test(test_roundtrip_all),
+		cmocka_unit_test(test_change),
 		cmocka_unit_test(test_refuses_bad_values),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_xmeta_limits),
