@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct spool s;
 	int dir = dir_once();
 
-	if (dir < 0 || spool_open(&s, dir, 0) < 0)
+	if (dir < 0 || spool_open(&s, dir, SPOOL_UNNAMED) < 0)
 		return 0;
 	/* as a spool: records that may say anything */
 	if (fwrite(data, 1, size, s.f) == size) {
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len;
 	uint8_t k;
 	uint64_t added = 0;
-	if (spool_open(&s, dir, 0) < 0)
+	if (spool_open(&s, dir, SPOOL_UNNAMED) < 0)
 		return 0;
 	while (next(&w, &k, &p, &len)) {
 		if (memchr(p, '\0', len) || len > SPOOL_MAX_PATH)

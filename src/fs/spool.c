@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,14 +29,25 @@ static int open_named(int dirfd)
 	return fd;
 }
 
-int spool_open(struct spool *s, int dirfd, int named)
+static int open_unnamed(int dirfd)
+{
+#ifdef FERRY_TEST_HOOKS
+	if (getenv("FERRY_TEST_NO_TMPFILE"))   /* test builds: as on vfat */
+		return -EOPNOTSUPP;
+#endif
+	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	/* (EISDIR, EINVAL: kernels or libcs without O_TMPFILE) */
+	return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+}
+
+int spool_open(struct spool *s, int dirfd, enum spool_how how)
 {
 	*s = (struct spool){ 0 };
-	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 && named && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL))
-		fd = open_named(dirfd);   /* (EISDIR, EINVAL: kernels or libcs without O_TMPFILE) */
-	else if (fd < 0)
-		fd = -errno;
+	int fd = how == SPOOL_NAMED ? -EOPNOTSUPP : open_unnamed(dirfd);
+	if (fd == -EOPNOTSUPP && how != SPOOL_UNNAMED)
+		fd = open_named(dirfd);
 	if (fd < 0)
 		return fd;
 	if (!(s->f = fdopen(fd, "w+"))) {

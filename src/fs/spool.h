@@ -20,9 +20,16 @@ struct spool {
 	int reading;
 };
 
-/* Opens an empty spool in the directory dirfd (named = 0: O_TMPFILE only,
- * for a dry run, which makes nothing anyone could see). 0, or -errno. */
-int spool_open(struct spool *s, int dirfd, int named);
+enum spool_how {
+	SPOOL_UNNAMED,   /* O_TMPFILE only (a dry run: it makes nothing anyone could see) */
+	SPOOL_ANY,       /* O_TMPFILE, else a named temporary unlinked at once */
+	SPOOL_NAMED,     /* the named way only (its tests) */
+};
+
+/* Opens an empty spool in the directory dirfd. 0, or -errno (-EOPNOTSUPP:
+ * SPOOL_UNNAMED on a file system without O_TMPFILE). Test builds take
+ * FERRY_TEST_NO_TMPFILE=1 as a file system without it. */
+int spool_open(struct spool *s, int dirfd, enum spool_how how);
 /* Appends one record; the spool must not have been read yet. */
 int spool_add(struct spool *s, uint8_t kind, const char *path);
 /* Reads the records back in order: each calls fn(arg, kind, path) until it

@@ -127,6 +127,7 @@ struct receiver {
 	uint8_t *seen;          /* owned, local.n flags; NULL = no deletion here */
 	/* --delete-delay: what --delete found, deleted once the files are in */
 	struct spool delay;
+	int delay_none;         /* a dry run found no spool can be made: said at once */
 	int delay_have_old;     /* delay_old: cur's mtime before its deletions */
 	struct timespec delay_old;
 	/* wanted files, in the order their data will come */
@@ -1564,16 +1565,21 @@ static void delete_now(struct receiver *r, const char *name, const char *wpath, 
 
 /* --delete-delay: cur/name is noted in the spool (opened in the transfer
  * root on the first one), after cur itself when *dir_noted is 0. <0 when it
- * cannot be: then it is not deleted. */
+ * cannot be: then it is not deleted; 1 in a dry run without a spool (a file
+ * system without O_TMPFILE): said now. */
 static int delay_note(struct receiver *r, const char *name, int is_dir, int *dir_noted)
 {
 	int rc = 0;
 
+	if (!r->delay.f && r->dry && r->delay_none)
+		return 1;
 	if (!r->delay.f) {
 		int fd = jail_open_dir(r->j, "", O_RDONLY);
-		rc = fd < 0 ? fd : spool_open(&r->delay, fd, !r->dry);
+		rc = fd < 0 ? fd : spool_open(&r->delay, fd, r->dry ? SPOOL_UNNAMED : SPOOL_ANY);
 		if (fd >= 0)
 			close(fd);
+		if (rc < 0 && r->dry)
+			return r->delay_none = 1;
 		if (rc < 0)
 			return err_set(rc, "cannot keep the list of what --delete-delay deletes: %s",
 				       strerror(-rc));
@@ -1589,7 +1595,7 @@ static int delay_note(struct receiver *r, const char *name, int is_dir, int *dir
 static int on_dir_end(struct receiver *r)
 {
 	char wpath[PATH_MAX_WIRE + 1];
-	int dir_noted = 0;
+	int dir_noted = 0, rc;
 
 	if (!r->in_listing)
 		return err_set(-EBADMSG, "protocol: DIR_END outside a listing");
@@ -1612,7 +1618,9 @@ static int on_dir_end(struct receiver *r)
 			continue;
 		if (!(r->o->flags2 & REQ2_DELETE_DELAY))
 			delete_now(r, n, wpath, is_dir);
-		else if (delay_note(r, n, is_dir, &dir_noted) < 0)
+		else if ((rc = delay_note(r, n, is_dir, &dir_noted)) > 0)
+			delete_now(r, n, wpath, is_dir);
+		else if (rc < 0)
 			file_error(r, wpath, err_msg());
 	}
 	local_clear(r);

@@ -123,6 +123,20 @@ grep -q 'older than --delete-delay and --delete-after' "$T/last.err" || { cat "$
 stop_server
 start_server
 
+note "a file system without O_TMPFILE (a test build's stand-in): the spool is a name unlinked at once; a dry run says each deletion at once"
+stop_server
+FERRY_TEST_NO_TMPFILE=1 start_server
+mk_src; mk_dest "$T/mod/p"; before=$(tree_manifest "$T/mod/p")
+expect_rc 0 ferry_c push -ain --delete-delay "$src/" "$(url m/p)"
+grep -qx '\*deleting   old-dir/' "$T/last.out" || { cat "$T/last.out"; fail "-n without O_TMPFILE did not list old-dir/"; }
+[ "$(tree_manifest "$T/mod/p")" = "$before" ] || fail "-n without O_TMPFILE changed the destination"
+oracle --delete-delay
+expect_rc 0 ferry_c push -ai --delete-delay "$src/" "$(url m/p)"
+compare_with_oracle "$T/last.out" "$T/mod/p" "push --delete-delay without O_TMPFILE"
+[ -z "$(find "$T/mod/p" -name '.ferry-*')" ] || fail "the spool's name was left"
+stop_server
+start_server
+
 note "two times to delete: refused, as rsync refuses them"
 expect_rc 1 ferry_c push -a --delete-during --delete-delay "$src/" "$(url m/p)"
 grep -q 'two times to delete' "$T/last.err" || { cat "$T/last.err"; fail "no reason given"; }
