@@ -44,7 +44,8 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	/* a pull's receiver (this side) knows FILE_VANISHED, and keeps
 	 * --safe-links, --modify-window and --delete-delay to itself */
 	rq->flags2 = op == OP_PULL ? (x->flags2 & ~(REQ2_SAFE_LINKS | REQ2_MODIFY_WINDOW |
-						    REQ2_DELETE_DELAY)) | REQ2_VANISHED : x->flags2;
+						    REQ2_DELETE_DELAY | REQ2_DELETE_AFTER)) |
+				     REQ2_VANISHED : x->flags2;
 	/* a push's receiver may mark -c's findings with -i's 'c' */
 	if (op == OP_PUSH && (x->flags & REQ_CHECKSUM) && (x->flags & REQ_CHANGES))
 		rq->flags2 |= REQ2_CHG_CSUM;
@@ -177,23 +178,23 @@ static int is_private_key(const char *path)
 	return n == (ssize_t)sizeof buf && !memcmp(buf, head, sizeof buf);
 }
 
-/* Source k (args[i]) would share the destination with one before it: a
- * directory's contents ("dir/") beside other sources, or two by one name.
- * rsync merges them into one tree; ferry's sender walks each source as a
- * tree of its own, so it refuses them in one line rather than send a tree
- * whose --delete would undo the other's files. */
-static int source_clash(char **args, int i, const struct source *srcs, int k)
+/* Source k (`arg`) would share the destination with one before it (the
+ * first, `first`): a directory's contents ("dir/") beside other sources, or
+ * two by one name. rsync merges them into one tree; ferry's sender walks
+ * each source as a tree of its own, so it refuses them in one line rather
+ * than send a tree whose --delete would undo the other's files. */
+static int source_clash(const char *arg, const char *first, const struct source *srcs, int k)
 {
 	if (k > 0 && (!srcs[k].top[0] || !srcs[0].top[0]))
-		return die_msg("push: %s: a directory's contents (a source ending in '/') go alone: "
-			       "ferry cannot merge several sources into one directory as rsync "
-			       "does; push them one at a time",
-			       srcs[k].top[0] ? args[0] : args[i]), -1;
+		return die_msg("push: %s: a directory's contents (a source ending in '/', or '.') go "
+			       "alone: ferry cannot merge several sources into one directory as "
+			       "rsync does; push them one at a time",
+			       srcs[k].top[0] ? first : arg), -1;
 	for (int j = 0; j < k; j++)
 		if (!strcmp(srcs[j].top, srcs[k].top))
 			return die_msg("push: %s: two sources are named \"%s\": ferry cannot merge them "
 				       "into one directory as rsync does; push them one at a time",
-				       args[i], srcs[k].top), -1;
+				       arg, srcs[k].top), -1;
 	return 0;
 }
 
@@ -204,12 +205,15 @@ static int source_clash(char **args, int i, const struct source *srcs, int k)
 static int sources_open(char **args, int n, const struct xfer_cli *x, struct source *srcs,
 			struct jail *jails, struct xfer_stats *local)
 {
+	const char *first = NULL;   /* the first source that opened */
 	int k = 0;
 
 	for (int i = 0; i < n; i++) {
 		jails[k].root_fd = -1;
 		int rc = source_open(args[i], &srcs[k], &jails[k]);
-		if (rc == 0 && source_clash(args, i, srcs, k) < 0) {
+		if (rc == 0 && !first)
+			first = args[i];
+		if (rc == 0 && source_clash(args[i], first, srcs, k) < 0) {
 			for (int j = 0; j <= k; j++)
 				jail_close(&jails[j]);
 			return -1;

@@ -36,7 +36,7 @@ enum {
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
 	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE, O_FILES_FROM, O_SAFE_LINKS,
-	O_DEL_DURING, O_DEL_DELAY,
+	O_DEL_DURING, O_DEL_DELAY, O_DEL_AFTER,
 	O_STOP_AFTER, O_STOP_AT,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
@@ -154,7 +154,7 @@ static const struct rflag rsync_flags[] = {
 	  "as the tree streams in: use --delete (deleted during) or --delete-delay (after)" },
 	{ "delete-during", 0, 0, OWN, O_DEL_DURING, NULL },
 	{ "delete-delay", 0, 0, OWN, O_DEL_DELAY, NULL },
-	{ "delete-after", 0, 0, OWN, O_DEL_DELAY, NULL },
+	{ "delete-after", 0, 0, OWN, O_DEL_AFTER, NULL },
 	{ "delete-excluded", 0, 0, OWN, O_DELETE_EXCLUDED, NULL },
 	{ "ignore-missing-args", 0, 0, OWN, O_IGNORE_MISSING, NULL },
 	{ "delete-missing-args", 0, 0, REFUSE, 0, "not implemented" },
@@ -486,17 +486,22 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 		break;
 	case O_IGNORE_EXISTING: x->flags |= REQ_IGNORE_EXISTING; break;
 	case O_DELETE: x->flags |= REQ_DELETE; break;
-	/* as rsync's --delete-WHEN, each implies --delete; ferry's --delete-after is
-	 * --delete-delay: what to delete is found during the transfer, from the
-	 * listings, and deleted after it (rsync's scans the tree again after) */
+	/* as rsync's --delete-WHEN, each implies --delete, and one may be given;
+	 * ferry's --delete-after is --delete-delay (what to delete is found during
+	 * the transfer, from the listings, and deleted after it) whose rules are
+	 * asked again then (rsync's scans the tree again after it) */
 	case O_DEL_DURING:
 	case O_DEL_DELAY:
+	case O_DEL_AFTER:
 		if (x->del_when && x->del_when != ch)
-			return bad(cmd, "--delete-during and --delete-delay/--delete-after are two "
-				   "times to delete: give one");
+			return bad(cmd, "you may give one of --delete-during, --delete-delay and "
+				   "--delete-after (as rsync)");
 		x->del_when = ch;
 		x->flags |= REQ_DELETE;
-		x->flags2 = ch == O_DEL_DELAY ? x->flags2 | REQ2_DELETE_DELAY : x->flags2;
+		if (ch != O_DEL_DURING)
+			x->flags2 |= REQ2_DELETE_DELAY;
+		if (ch == O_DEL_AFTER)
+			x->flags2 |= REQ2_DELETE_AFTER;
 		break;
 	case O_IGNORE_MISSING: x->ignore_missing = 1; break;
 	case O_SIZE_ONLY: x->flags |= REQ_SIZE_ONLY; break;

@@ -105,11 +105,13 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 	}
 	/* a deletion, failure or retry is a fixed word, not the buffer */
 	const char *it = itemize(item, v->dir, kind, bits, path);
-	/* rsync's -i names a directory it makes "dir/", as every other one */
-	char dq[sizeof q + 1];
-	size_t n = strlen(shown);
-	const char *ishown = kind == CHG_MKDIR && n && shown[n - 1] != '/' &&
-			     snprintf(dq, sizeof dq, "%s/", shown) < (int)sizeof dq ? dq : shown;
+	/* rsync's -i names a directory it makes "dir/", as every other one (the
+	 * slash inside the quotes of a name that needs them) */
+	char dp[MSG_MAX_PATH + 2], dq[sizeof q];
+	size_t n = strlen(path);
+	const char *ishown = kind == CHG_MKDIR && n && path[n - 1] != '/' &&
+			     snprintf(dp, sizeof dp, "%s/", path) < (int)sizeof dp ?
+			     peer_quote(dq, sizeof dq, dp) : shown;
 	if (v->log)
 		log_line(v, it, ishown);
 	if (x->co.quiet || (!x->co.verbose && !x->itemize && kind != CHG_ERROR))

@@ -27,6 +27,10 @@ struct snapinc {
 	uint64_t failed;          /* set before the commit: files the push did not bring */
 	char last[SNAP_NAME_MAX]; /* the latest snapshot's name, "" if none */
 	char client[SNAP_CLIENT_MAX + 1];
+	/* a summary of the log for snapinc_changed_below: a bit per hash of
+	 * each directory something below was logged in (owned, SNAPINC_BELOW_BITS;
+	 * NULL: none, the log is read) */
+	uint8_t *below;
 	int committed;            /* snapinc_commit ran: made, name say what it did */
 	int made;
 	char name[SNAP_NAME_MAX];

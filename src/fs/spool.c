@@ -58,16 +58,24 @@ int spool_open(struct spool *s, int dirfd, enum spool_how how)
 	return 0;
 }
 
+int spool_open_tmp(struct spool *s)
+{
+	*s = (struct spool){ 0 };
+	return (s->f = tmpfile()) ? 0 : -errno;
+}
+
 int spool_add(struct spool *s, uint8_t kind, const char *path)
 {
 	size_t len = strlen(path);
 	uint8_t head[3] = { kind, (uint8_t)(len & 0xff), (uint8_t)(len >> 8) };
 
-	if (s->reading || len > SPOOL_MAX_PATH)
+	if (s->reading || s->failed || len > SPOOL_MAX_PATH)
 		return -EINVAL;
 	errno = 0;
-	if (fwrite(head, 1, sizeof head, s->f) != sizeof head || fwrite(path, 1, len, s->f) != len)
+	if (fwrite(head, 1, sizeof head, s->f) != sizeof head || fwrite(path, 1, len, s->f) != len) {
+		s->failed = 1;
 		return errno ? -errno : -EIO;
+	}
 	s->n++;
 	return 0;
 }
@@ -78,6 +86,8 @@ int spool_each(struct spool *s, int (*fn)(void *arg, uint8_t kind, const char *p
 	uint8_t head[3];
 
 	s->reading = 1;
+	if (s->failed)
+		return -EIO;
 	if (fflush(s->f) != 0 || fseeko(s->f, 0, SEEK_SET) != 0)
 		return -errno;
 	for (uint64_t i = 0; i < s->n; i++) {

@@ -18,6 +18,7 @@ struct spool {
 	FILE *f;
 	uint64_t n;          /* records written */
 	int reading;
+	int failed;          /* a write failed: what stdio held may be lost, so none is read */
 };
 
 enum spool_how {
@@ -30,11 +31,15 @@ enum spool_how {
  * SPOOL_UNNAMED on a file system without O_TMPFILE). Test builds take
  * FERRY_TEST_NO_TMPFILE=1 as a file system without it. */
 int spool_open(struct spool *s, int dirfd, enum spool_how how);
+/* The same in the process's temporary directory (tmpfile(3)): where the
+ * destination has no room for one; a box's sandbox keeps it out of /tmp. */
+int spool_open_tmp(struct spool *s);
 /* Appends one record; the spool must not have been read yet. */
 int spool_add(struct spool *s, uint8_t kind, const char *path);
 /* Reads the records back in order: each calls fn(arg, kind, path) until it
- * returns < 0 (which is returned). 0, or -errno, or -EBADMSG for a record
- * that is not one spool_add wrote (a truncated or damaged spool). */
+ * returns < 0 (which is returned). 0, or -errno (-EIO, and no record read,
+ * after a write that failed), or -EBADMSG for a record that is not one
+ * spool_add wrote (a truncated or damaged spool). */
 int spool_each(struct spool *s, int (*fn)(void *arg, uint8_t kind, const char *path), void *arg);
 void spool_close(struct spool *s);
 

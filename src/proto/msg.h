@@ -138,7 +138,10 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 				   * deletions are done once every file is in, none if the
 				   * transfer does not get there */
 #define REQ2_CHG_CSUM 0x40u /* this client knows CHANGE bit 0x80 (-i's 'c' column; no field) */
-#define REQ2_KNOWN    0x7fu
+#define REQ2_DELETE_AFTER 0x80u /* --delete-after, with 0x20 (no field): the rules are asked
+				   * again as each deletion comes, and protect what a filter file
+				   * of this transfer (-F, dir-merge) excludes */
+#define REQ2_KNOWN    0xffu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -209,8 +212,9 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
 			       * 9: a client pushes a part of its source (-R, --files-from)
 			       * with --delete, or asks for --safe-links, only of such a server
 			       * (one that did not know DIRB_PARTIAL would mirror a part) */
-#define HELLO_MORE3    0x4u   /* REQUEST flags2 0x20 and 0x40: a client asks for --delete-delay,
-			       * or says it knows CHANGE bit 0x80, only to such a server */
+#define HELLO_MORE3    0x4u   /* REQUEST flags2 0x20, 0x40 and 0x80: a client asks for
+			       * --delete-delay or --delete-after, or says it knows CHANGE bit
+			       * 0x80, only to such a server */
 
 struct hello {
 	uint8_t version;

@@ -127,9 +127,11 @@ struct receiver {
 	uint8_t *seen;          /* owned, local.n flags; NULL = no deletion here */
 	/* --delete-delay: what --delete found, deleted once the files are in */
 	struct spool delay;
-	int delay_none;         /* a dry run found no spool can be made: said at once */
+	int delay_none;         /* <0: no spool could be made (a dry run then says each at once) */
 	int delay_have_old;     /* delay_old: cur's mtime before its deletions */
 	struct timespec delay_old;
+	int delay_opened;       /* delay_mode: cur's mode, opened for them (u+wx) */
+	mode_t delay_mode;
 	/* wanted files, in the order their data will come */
 	struct want *wq;
 	size_t wcap, whead, wcount, want_bytes;
@@ -1563,27 +1565,37 @@ static void delete_now(struct receiver *r, const char *name, const char *wpath, 
 		file_error(r, wpath, err_msg());
 }
 
-/* --delete-delay: cur/name is noted in the spool (opened in the transfer
- * root on the first one), after cur itself when *dir_noted is 0. <0 when it
- * cannot be: then it is not deleted; 1 in a dry run without a spool (a file
- * system without O_TMPFILE): said now. */
+/* --delete-delay's spool: in the transfer root, else in the directory whose
+ * entry is the first to go (a root that is not ours to write in), else in
+ * the temporary directory (a pull's PC); a dry run makes only an unnamed one.
+ * 0, or <0 and every later call fails alike. */
+static int delay_open(struct receiver *r)
+{
+	enum spool_how how = r->dry ? SPOOL_UNNAMED : SPOOL_ANY;
+	int fd = jail_open_dir(r->j, "", O_RDONLY);
+	int rc = fd < 0 ? fd : spool_open(&r->delay, fd, how);
+
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 && r->cur_fd >= 0)
+		rc = spool_open(&r->delay, r->cur_fd, how);
+	if (rc < 0)
+		rc = spool_open_tmp(&r->delay);
+	if (rc < 0)
+		r->delay_none = rc;
+	return rc;
+}
+
+/* --delete-delay: cur/name is noted in the spool, after cur itself when
+ * *dir_noted is 0. <0 when it cannot be: then it is not deleted; 1 in a dry
+ * run without a spool: said now. */
 static int delay_note(struct receiver *r, const char *name, int is_dir, int *dir_noted)
 {
-	int rc = 0;
+	int rc = r->delay.f ? 0 : r->delay_none ? r->delay_none : delay_open(r);
 
-	if (!r->delay.f && r->dry && r->delay_none)
-		return 1;
-	if (!r->delay.f) {
-		int fd = jail_open_dir(r->j, "", O_RDONLY);
-		rc = fd < 0 ? fd : spool_open(&r->delay, fd, r->dry ? SPOOL_UNNAMED : SPOOL_ANY);
-		if (fd >= 0)
-			close(fd);
-		if (rc < 0 && r->dry)
-			return r->delay_none = 1;
-		if (rc < 0)
-			return err_set(rc, "cannot keep the list of what --delete-delay deletes: %s",
-				       strerror(-rc));
-	}
+	if (rc < 0)
+		return r->dry ? 1 : err_set(rc, "cannot keep the list of what --delete-delay deletes: "
+					    "%s", strerror(-rc));
 	if (!*dir_noted && (rc = spool_add(&r->delay, DELAY_DIR, r->cur)) == 0)
 		*dir_noted = 1;
 	if (rc == 0)
@@ -2156,13 +2168,32 @@ static int flush_decisions(struct receiver *r)
 	return conn_flush(r->c);
 }
 
+/* A directory of ours that its own mode (set already, the sender's: 0555,
+ * say) keeps us from deleting in: u+wx until its deletions are done, as
+ * let_us_write does while its listing comes. */
+static void delay_let_us_write(struct receiver *r, const struct stat *st)
+{
+	if (r->dry || r->o->snap || geteuid() == 0 || st->st_uid != geteuid() ||
+	    (st->st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR))
+		return;
+	if (fchmod(r->cur_fd, (st->st_mode & 07777) | S_IWUSR | S_IXUSR) < 0) {
+		file_error(r, r->cur[0] ? r->cur : ".", strerror(errno));
+		return;
+	}
+	r->delay_mode = st->st_mode & 07777;
+	r->delay_opened = 1;
+}
+
 /* The directory whose delayed deletions are done gets its mtime back (it may
- * have been set already, to the sender's). */
+ * have been set already, to the sender's), and its mode. */
 static void delay_dir_done(struct receiver *r)
 {
 	struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, r->delay_old };
 	struct stat st;
 
+	if (r->delay_opened && fchmod(r->cur_fd, r->delay_mode) < 0)
+		file_error(r, r->cur[0] ? r->cur : ".", strerror(errno));
+	r->delay_opened = 0;
 	if (r->delay_have_old && !r->dry && fstat(r->cur_fd, &st) == 0 &&
 	    (st.st_mtim.tv_sec != t[1].tv_sec || st.st_mtim.tv_nsec != t[1].tv_nsec) &&
 	    futimens(r->cur_fd, t) < 0)
@@ -2187,6 +2218,10 @@ static int delay_one(void *arg, uint8_t kind, const char *path)
 			file_error(r, path[0] ? path : ".", err_msg());
 		if (r->cur_fd < 0)
 			r->cur_fd = -1;   /* (gone since: nothing in it to delete) */
+		/* --delete-after: the rules as the transfer left them (its
+		 * filter files read again) */
+		if (r->o->flags2 & REQ2_DELETE_AFTER)
+			xfilter_leave_all(r->o->filter);
 		if (r->cur_fd >= 0 && xfilter_goto(r->o->filter, path) < 0) {
 			file_error(r, path[0] ? path : ".", err_msg());
 			close(r->cur_fd);
@@ -2195,13 +2230,19 @@ static int delay_one(void *arg, uint8_t kind, const char *path)
 		if (r->cur_fd >= 0 && fstat(r->cur_fd, &st) == 0) {
 			r->delay_old = st.st_mtim;
 			r->delay_have_old = 1;
+			delay_let_us_write(r, &st);
 		}
 		return 0;
 	}
 	if (kind != DELAY_ENT && kind != DELAY_ENT_DIR)
-		return err_set(-EBADMSG, "the list of what --delete-delay deletes is damaged");
+		return -EBADMSG;
 	if (path_join(wpath, sizeof wpath, r->cur, path) < 0)
 		snprintf(wpath, sizeof wpath, "%s", path);
+	/* --delete-after: a filter file this transfer brought may protect it now */
+	if ((r->o->flags2 & REQ2_DELETE_AFTER) &&
+	    (xfilter_excluded(r->o->filter, FILTER_RECEIVER, wpath, kind == DELAY_ENT_DIR) ||
+	     module_hides(r, wpath, kind == DELAY_ENT_DIR)))
+		return 0;
 	if (r->cur_fd >= 0 || r->dry)
 		delete_now(r, path, wpath, kind == DELAY_ENT_DIR);
 	return 0;
@@ -2216,8 +2257,8 @@ static int delayed_deletions(struct receiver *r)
 	int rc = spool_each(&r->delay, delay_one, r);
 	delay_dir_done(r);
 	spool_close(&r->delay);
-	return rc == -EBADMSG ? rc : rc < 0 ?
-	       err_set(rc, "reading the list of what --delete-delay deletes: %s", strerror(-rc)) : 0;
+	return rc < 0 ? err_set(rc, "the list of what --delete-delay deletes: %s (nothing more "
+				"deleted)", rc == -EBADMSG ? "damaged" : strerror(-rc)) : 0;
 }
 
 static int finish(struct receiver *r)

@@ -137,7 +137,56 @@ compare_with_oracle "$T/last.out" "$T/mod/p" "push --delete-delay without O_TMPF
 stop_server
 start_server
 
+note "--delete-after asks the rules again once every file is in: a filter file this transfer brought protects (rsync's reason for it); --delete-delay's were asked before"
+mkdir -p "$T/fsrc/d"; echo 1 > "$T/fsrc/d/one"; printf -- '- keepme\n' > "$T/fsrc/d/.rsync-filter"
+find "$T/fsrc" -exec touch -d '2024-02-02' {} +
+fdest() {
+  rm -rf "$1"; mkdir -p "$1/d"; echo k > "$1/d/keepme"; echo o > "$1/d/other"
+  find "$1" -exec touch -d '2020-01-01' {} +
+}
+for how in --delete-after --delete-delay; do
+  fdest "$T/oracle"
+  rsync -a --filter='dir-merge .rsync-filter' "$how" "$T/fsrc/" "$T/oracle/" || fail "rsync $how"
+  fdest "$T/mod/f"
+  expect_rc 0 ferry_c push -a --filter='dir-merge .rsync-filter' "$how" "$T/fsrc/" "$(url m/f)"
+  python3 "$TREECMP" "$T/oracle" "$T/mod/f" || fail "push $how with a dir-merge file: not rsync's tree"
+  fdest "$T/pf"
+  expect_rc 0 ferry_c pull -a --filter='dir-merge .rsync-filter' "$how" "$(url m/f/)" "$T/pf"
+  python3 "$TREECMP" "$T/oracle" "$T/pf" || fail "pull $how with a dir-merge file: not rsync's tree"
+done
+[ -e "$T/pf/d/keepme" ] && fail "--delete-delay kept d/keepme (rsync deletes it): the check above shows nothing"
+
+note "not root: a directory whose mode (0555, the sender's) keeps us out is opened for its deletions and closed again, as rsync does (push to a module served as nobody, pull as nobody)"
+rosrc() { rm -rf "$1"; mkdir -p "$1/ro/sub"; echo 1 > "$1/ro/one"; chmod 555 "$1/ro/sub" "$1/ro"; }
+rodest() {
+  rm -rf "$1"; mkdir -p "$1/ro/sub/gonedir"; echo 1 > "$1/ro/one"; echo x > "$1/ro/extra"
+  echo z > "$1/ro/sub/gonedir/z"; chown -R nobody "$1"; chmod 555 "$1/ro/sub" "$1/ro"
+}
+rosrc "$T/rsrc"; touch -d '2024-01-01' "$T/rsrc/ro/one"
+mkdir -p "$T/nbm"; chown nobody "$T/nbm"; chmod 755 "$T"
+stop_server
+write_config "[nb]" "path = $T/nbm" "uid = nobody"
+start_server
+rodest "$T/nbm/t"
+expect_rc 0 ferry_c push -a --delete-delay "$T/rsrc/" "$(url nb/t)"
+[ ! -e "$T/nbm/t/ro/extra" ] && [ ! -e "$T/nbm/t/ro/sub/gonedir" ] || fail "push as nobody: not deleted"
+[ "$(stat -c %a "$T/nbm/t/ro") $(stat -c %a "$T/nbm/t/ro/sub")" = "555 555" ] || fail "push as nobody: modes not put back"
+mkdir -p "$T/nbc"; install -o nobody -m 600 "$T/clienthome/id_ferry" "$T/nbc/id"
+install -o nobody -m 600 "$T/clienthome/known_hosts" "$T/nbc/kh"; chown nobody "$T/nbc"
+rodest "$T/nbc/d"
+rc=0; runuser -u nobody -- env FERRY_HOME="$T/nbc" $FERRY_CLIENT pull -a --delete-delay --identity "$T/nbc/id" \
+  --known-hosts "$T/nbc/kh" "$(url nb/t/)" "$T/nbc/d" > "$T/last.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$T/last.out"; fail "pull as nobody: exit $rc"; }
+[ ! -e "$T/nbc/d/ro/extra" ] && [ ! -e "$T/nbc/d/ro/sub/gonedir" ] || fail "pull as nobody: not deleted"
+[ "$(stat -c %a "$T/nbc/d/ro") $(stat -c %a "$T/nbc/d/ro/sub")" = "555 555" ] || fail "pull as nobody: modes not put back"
+chmod -R u+w "$T/nbm" "$T/nbc"
+stop_server
+write_config "[s]" "path = $T/s" "snapshots = yes"
+start_server
+
 note "two times to delete: refused, as rsync refuses them"
 expect_rc 1 ferry_c push -a --delete-during --delete-delay "$src/" "$(url m/p)"
-grep -q 'two times to delete' "$T/last.err" || { cat "$T/last.err"; fail "no reason given"; }
+grep -q 'you may give one of' "$T/last.err" || { cat "$T/last.err"; fail "no reason given"; }
+expect_rc 1 ferry_c push -a --delete-after --delete-delay "$src/" "$(url m/p)"
+grep -q 'you may give one of' "$T/last.err" || { cat "$T/last.err"; fail "no reason given"; }
 echo "ok"

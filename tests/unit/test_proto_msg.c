@@ -190,13 +190,13 @@ static void test_roundtrip_all(void **state)
 		/* flags2 is the 4 bytes before min_size, big-endian */
 		buf[n - 9] = 0;
 		assert_int_equal(msg_decode(buf, (size_t)n - 8, &back), -EBADMSG);
-		buf[n - 9] = 0x80 | REQ2_MIN_SIZE;
+		buf[n - 10] = 0x01;   /* 0x100: the first bit past REQ2_DELETE_AFTER */
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
-		buf[n - 9] = 0x80 | REQ2_MIN_SIZE;   /* the first bit past REQ2_CHG_CSUM */
-		assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
-		buf[n - 9] = REQ2_DELETE_DELAY | REQ2_CHG_CSUM | REQ2_MIN_SIZE;   /* known, no field */
-		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
-		assert_int_equal(back.u.request.flags2, REQ2_DELETE_DELAY | REQ2_CHG_CSUM | REQ2_MIN_SIZE);
+		buf[n - 10] = 0;
+		buf[n - 9] = REQ2_DELETE_DELAY | REQ2_CHG_CSUM | REQ2_DELETE_AFTER | REQ2_MIN_SIZE;
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);   /* known, no field */
+		assert_int_equal(back.u.request.flags2,
+				 REQ2_DELETE_DELAY | REQ2_CHG_CSUM | REQ2_DELETE_AFTER | REQ2_MIN_SIZE);
 		assert_int_equal(back.u.request.min_size, 1024);
 		buf[n - 9] = REQ2_MIN_SIZE;
 		assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
