@@ -47,11 +47,10 @@ both named "" -m "$src/h" "$src/a"
 note "-m with -R"
 (cd "$T" && both rel "" -m -R src/j src/a/b)
 
-note "-m on two named sources of one name: each looked at in its own tree"
+note "-m on two named sources of one name: refused, as without -m (ferry does not merge sources)"
 mkdir -p "$T/s1/x/y" "$T/s2/x/y"; echo q > "$T/s2/x/y/f"
-find "$T/s1" "$T/s2" -exec touch -d '2022-03-04 05:06:07.5' {} +
-both same "" -m "$T/s1/x" "$T/s2/x"
-[ -f "$T/mod/same/x/y/f" ] || fail "-m: the second source's x was taken for the first's"
+expect_rc 1 ferry_c push -a -m "$T/s1/x" "$T/s2/x" "$(url m/same)"
+grep -q 'two sources are named "x"' "$T/last.err" || { cat "$T/last.err"; fail "-m, two x: not refused"; }
 
 note "-m -L: a link with no referent is still said (exit 23, as rsync)"
 mkdir -p "$T/u/e"; ln -s /nonexistent-ferry "$T/u/e/dangling"; echo x > "$T/u/f"

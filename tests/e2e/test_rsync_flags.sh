@@ -27,6 +27,8 @@ value_for() {   # a sample value for an option's placeholder
 }
 
 bad=0 n=0 yes=0 refused=0
+# under the sanitizers one command: both parse with the same code
+CMDS="push pull"; [ "${FERRY_SANITIZED:-0}" = 1 ] && CMDS=push
 while read -r spec; do
   case "$spec" in --help | -h* | --version | -V | --no-OPTION) continue ;; esac
   name=${spec%%=*}
@@ -35,7 +37,7 @@ while read -r spec; do
   # short forms whose argument rsync's --help shows on the long form only
   [ "$name" = -f ] && args=(-f "- x")
   [ "$name" = -@ ] && args=(-@ 1)
-  for cmd in push pull; do
+  for cmd in $CMDS; do
     n=$((n + 1))
     url=$dead
     case "$name" in -6 | --ipv6) url=$dead6 ;; esac
