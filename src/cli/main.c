@@ -69,6 +69,7 @@ static int cmd_help(int argc, char **argv)
 	       "      --existing          create nothing new on the receiver\n"
 	       "      --ignore-existing   leave alone what exists on the receiver\n"
 	       "      --delete            delete files on the receiver that the sender lacks\n"
+	       "      --delete-after      ...only once every file is in (--delete-delay too)\n"
 	       "  -b, --backup            keep what is replaced or deleted as NAME~ (--suffix)\n"
 	       "      --backup-dir DIR    ...or under DIR of the destination\n"
 	       "      --chmod CHMOD       modes as chmod(1) would make them (D/F prefixes)\n"
