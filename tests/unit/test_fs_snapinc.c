@@ -36,6 +36,7 @@ static void leave(struct snapinc *s)
 	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
+	free(s->below);   /* (what the process's end would take) */
 }
 
 static void recover(const struct jail *mod)
