@@ -40,7 +40,7 @@ int fs_remove_tree(int dirfd, const char *name);
  * something was kept, 0 when all is gone, <0 on error. */
 /* The same, making each directory inside writable by its owner first (the
  * snapshot history's: a version can hold a 0555 directory a daemon that is
- * not root could not empty otherwise). */
+ * not root could not empty otherwise; and --delete's, as rsync's). */
 int fs_remove_tree_force(int dirfd, const char *name);
 typedef int (*fs_keep_fn)(void *ctx, const char *path, int is_dir);
 int fs_remove_tree_keep(int dirfd, const char *name, fs_keep_fn keep, void *ctx);

@@ -851,8 +851,10 @@ static int remove_entry(struct receiver *r, const char *name, const char *wpath)
 	forget_data_dir(r);   /* it may be the directory going, or below it */
 	if (keeps_old(r))
 		return keep_old(r, r->cur_fd, name, wpath, 1);
+	/* (as rsync, a directory of ours inside whose mode keeps us out, 0555,
+	 * is opened first: it is going anyway) */
 	if (!r->o->filter && !r->o->module_filter)
-		return fs_remove_tree(r->cur_fd, name);
+		return fs_remove_tree_force(r->cur_fd, name);
 	int rc = fs_remove_tree_keep(r->cur_fd, name, protected_inside, r);
 	int back = xfilter_goto(r->o->filter, r->cur);   /* for the rest of this listing */
 	if (rc == 1)

@@ -156,11 +156,12 @@ for how in --delete-after --delete-delay; do
 done
 [ -e "$T/pf/d/keepme" ] && fail "--delete-delay kept d/keepme (rsync deletes it): the check above shows nothing"
 
-note "not root: a directory whose mode (0555, the sender's) keeps us out is opened for its deletions and closed again, as rsync does (push to a module served as nobody, pull as nobody)"
+note "not root: a directory whose mode (0555, the sender's) keeps us out is opened for its deletions and closed again, and a 0555 one inside a directory that goes is emptied, as rsync does (push to a module served as nobody, pull as nobody)"
 rosrc() { rm -rf "$1"; mkdir -p "$1/ro/sub"; echo 1 > "$1/ro/one"; chmod 555 "$1/ro/sub" "$1/ro"; }
 rodest() {
-  rm -rf "$1"; mkdir -p "$1/ro/sub/gonedir"; echo 1 > "$1/ro/one"; echo x > "$1/ro/extra"
-  echo z > "$1/ro/sub/gonedir/z"; chown -R nobody "$1"; chmod 555 "$1/ro/sub" "$1/ro"
+  rm -rf "$1"; mkdir -p "$1/ro/sub/gonedir/locked"; echo 1 > "$1/ro/one"; echo x > "$1/ro/extra"
+  echo z > "$1/ro/sub/gonedir/z"; echo l > "$1/ro/sub/gonedir/locked/l"
+  chown -R nobody "$1"; chmod 555 "$1/ro/sub/gonedir/locked" "$1/ro/sub" "$1/ro"
 }
 rosrc "$T/rsrc"; touch -d '2024-01-01' "$T/rsrc/ro/one"
 mkdir -p "$T/nbm"; chown nobody "$T/nbm"; chmod 755 "$T"
