@@ -115,6 +115,24 @@ int fs_is_tmp_name(const char *name)
 	return !memcmp(check, name + pre + TMP_RAND, TMP_CHECK);
 }
 
+int fs_open_unnamed(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd >= 0)
+		return fd;
+	/* (EISDIR, EINVAL: kernels or libcs without O_TMPFILE) */
+	return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+}
+
+int fs_open_tmp(int dirfd, const char *final, char name[256])
+{
+	if (fs_tmp_name(name, final) < 0)
+		return -EINVAL;
+	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
 /* fchmodat(AT_SYMLINK_NOFOLLOW) acts on the inode it looked up (glibc and
  * musl go through an O_PATH fd, newer kernels have fchmodat2), so there is no
  * window in which `name` could be swapped for a symlink. */

@@ -19,6 +19,14 @@ int fs_tmp_name(char out[256], const char *final);
  * name may be another session's file in progress. A user's own
  * ".ferry-backup.tar" is not one (1 in 62^4 of names of that form are). */
 int fs_is_tmp_name(const char *name);
+/* A new empty file of our own in dirfd, open for reading and writing, 0600:
+ * unnamed (O_TMPFILE: never linked, so nothing anyone can see changes), or
+ * -EOPNOTSUPP where the file system or the kernel has no such file; -errno. */
+int fs_open_unnamed(int dirfd);
+/* The same under a fresh fs_tmp_name(final), written into name (never an
+ * existing name), for a file system without O_TMPFILE; the caller unlinks it.
+ * An fd, or -errno. */
+int fs_open_tmp(int dirfd, const char *final, char name[256]);
 
 /* Sets mode (& 07777) and mtime (ns; NULL = leave) on dirfd/name. A symlink
  * is not followed: it gets only the mtime (Linux links have no mode). */

@@ -12,16 +12,13 @@
 /* A record: kind (1 byte), the path's length (2 bytes, little-endian), the
  * path (no NUL). */
 
+/* a named temporary, unlinked at once: as unnamed, where O_TMPFILE is not */
 static int open_named(int dirfd)
 {
 	char name[256];
+	int fd = fs_open_tmp(dirfd, "spool", name);
 
-	if (fs_tmp_name(name, "spool") < 0)
-		return -EINVAL;
-	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	if (unlinkat(dirfd, name, 0) < 0) {
+	if (fd >= 0 && unlinkat(dirfd, name, 0) < 0) {
 		int e = -errno;
 		close(fd);
 		return e;
@@ -35,11 +32,7 @@ static int open_unnamed(int dirfd)
 	if (getenv("FERRY_TEST_NO_TMPFILE"))   /* test builds: as on vfat */
 		return -EOPNOTSUPP;
 #endif
-	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-	/* (EISDIR, EINVAL: kernels or libcs without O_TMPFILE) */
-	return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+	return fs_open_unnamed(dirfd);
 }
 
 int spool_open(struct spool *s, int dirfd, enum spool_how how)

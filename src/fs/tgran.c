@@ -51,9 +51,9 @@ static int probe_fd(int fd, struct tgran *g)
 int tgran_probe(int dirfd, struct tgran *g)
 {
 	*g = TGRAN_EXACT;
-	int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	int fd = fs_open_unnamed(dirfd);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int rc = probe_fd(fd, g);
 	close(fd);
 	return rc;
@@ -64,11 +64,9 @@ int tgran_probe_file(int dirfd, struct tgran *g)
 	char name[256];
 
 	*g = TGRAN_EXACT;
-	if (fs_tmp_name(name, "mtime-probe") < 0)
-		return -EINVAL;
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = fs_open_tmp(dirfd, "mtime-probe", name);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int rc = probe_fd(fd, g);
 	close(fd);
 	unlinkat(dirfd, name, 0);
