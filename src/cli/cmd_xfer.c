@@ -483,10 +483,61 @@ int cmd_push(int argc, char **argv)
 
 /* --- pull ------------------------------------------------------------------- */
 
+/* --mkpath: every missing directory of `dir` (a copy is cut at each '/'),
+ * as rsync makes them (0777 less the umask). */
+static int make_path(const char *dir)
+{
+	char p[4097];
+	int n = snprintf(p, sizeof p, "%s", dir);
+
+	if (n < 0 || n >= (int)sizeof p)
+		return err_set(-ENAMETOOLONG, "%s: path too long", dir);
+	for (char *s = p + 1; ; s++) {
+		if (*s && *s != '/')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0777) < 0 && errno != EEXIST)
+			return err_set(-errno, "--mkpath: mkdir %s: %s", p, strerror(errno));
+		if (!c)
+			return 0;
+		*s = c;
+	}
+}
+
+/* -n --mkpath: nothing is made; the jail is the deepest directory of `dir`
+ * there is, and the root the rest of the way (the receiver's dry run reads
+ * what it cannot open as "nothing there yet"). */
+static int dest_open_dry(const char *dir, const char *leaf, struct jail *j, char *root,
+			 size_t cap)
+{
+	char a[4097], name[4097];
+	struct stat st;
+	size_t off;
+
+	snprintf(name, sizeof name, "%s", leaf);   /* leaf may be root itself */
+	snprintf(a, sizeof a, "%s", dir);
+	while (!(stat(a, &st) == 0 && S_ISDIR(st.st_mode))) {
+		char *s = strrchr(a, '/');
+		if (!s) {
+			snprintf(a, sizeof a, ".");
+			break;
+		}
+		s[s == a] = '\0';   /* "/x" goes to "/" */
+	}
+	off = strcmp(a, ".") || !strncmp(dir, "./", 2) || !strcmp(dir, ".") ? strlen(a) : 0;
+	const char *rest = dir + off;
+	rest += strspn(rest, "/");
+	if ((size_t)snprintf(root, cap, "%s%s%s", rest, *rest ? "/" : "", name) >= cap)
+		return err_set(-ENAMETOOLONG, "%s: path too long", dir);
+	return jail_open(j, a);
+}
+
 /* The local destination: an existing directory is the root; otherwise its
- * parent must exist and the last component is created (or, for a single
- * file, becomes the file's name). */
-static int dest_open(const char *arg, struct jail *j, char *root, size_t cap)
+ * parent must exist (--mkpath makes it; -n --mkpath pretends) and the last
+ * component is created (or, for a single file, becomes the file's name). */
+static int dest_open(const char *arg, int mkpath, int dry, struct jail *j, char *root,
+		     size_t cap)
 {
 	char buf[4097];
 	struct stat st;
@@ -505,10 +556,16 @@ static int dest_open(const char *arg, struct jail *j, char *root, size_t cap)
 	memcpy(parent, buf, n + 1);   /* basename() and dirname() may write into their argument */
 	snprintf(root, cap, "%s", basename(buf));
 	const char *dir = dirname(parent);
-	int rc = jail_open(j, dir);
+	if (mkpath && dry)
+		return dest_open_dry(dir, root, j, root, cap);
+	int rc = mkpath ? make_path(dir) : 0;
+	if (rc < 0)
+		return rc;
+	rc = jail_open(j, dir);
 	if (rc == -ENOENT || rc == -ENOTDIR)   /* as rsync: only the last part is made */
 		return err_set(rc, "destination %s: %s %s (only the last part of a destination "
-			       "is made)", arg, dir, rc == -ENOENT ? "does not exist" : "is not a directory");
+			       "is made; --mkpath makes them all)", arg, dir,
+			       rc == -ENOENT ? "does not exist" : "is not a directory");
 	return rc;
 }
 
@@ -539,7 +596,7 @@ int cmd_pull(int argc, char **argv)
 	if ((rc = filter_args_build(&x, &xf)) != 0)
 		return rc;
 	x.co.filter = &xf;
-	if (dest_open(dest, &j, root, sizeof root) < 0) {
+	if (dest_open(dest, x.mkpath, !!(x.flags & REQ_DRY_RUN), &j, root, sizeof root) < 0) {
 		xfilter_free(&xf);
 		return die_msg("%s", err_msg()), EXIT_LOCAL;
 	}

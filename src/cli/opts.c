@@ -36,7 +36,7 @@ enum {
 	O_EXCLUDE, O_INCLUDE, O_EXCLUDE_FROM, O_INCLUDE_FROM, O_DELETE_EXCLUDED,
 	O_NO_OWNER, O_NO_GROUP, O_DEVICES, O_NO_DEVICES, O_SPECIALS, O_NO_SPECIALS, O_NO_D,
 	O_NUMERIC_IDS, O_MAX_DELETE, O_MAX_SIZE, O_MIN_SIZE, O_FILES_FROM, O_SAFE_LINKS,
-	O_DEL_DURING, O_DEL_DELAY, O_DEL_AFTER,
+	O_DEL_DURING, O_DEL_DELAY, O_DEL_AFTER, O_MKPATH,
 	O_STOP_AFTER, O_STOP_AT,
 	/* ferry's own */
 	O_IDENTITY, O_KNOWN, O_ACCEPT, O_PROT, O_CIPHER, O_NO_VERIFY, O_NO_RESUME,
@@ -93,7 +93,8 @@ static const struct rflag rsync_flags[] = {
 	{ "dirs", 'd', 0, REFUSE, 0, "ferry always recurses" },
 	{ "old-dirs", 0, 0, REFUSE, 0, "ferry always recurses" },
 	{ "old-d", 0, 0, REFUSE, 0, "ferry always recurses" },
-	{ "mkpath", 0, 0, SAME, 0, "ferry creates a push's missing destination directories" },
+	{ "mkpath", 0, 0, OWN, O_MKPATH, "a push always creates its missing destination "
+	  "directories on the box" },
 	{ "links", 'l', 0, SAME, 0, "ferry always keeps symlinks as symlinks" },
 	{ "copy-links", 'L', 0, OWN, 'L', NULL },
 	{ "copy-unsafe-links", 0, 0, REFUSE, 0, NO_FOLLOW },
@@ -399,6 +400,7 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 	case 'R': x->relative = 1; break;
 	case 'm': x->prune = 1; break;
 	case O_SAFE_LINKS: x->flags2 |= REQ2_SAFE_LINKS; break;
+	case O_MKPATH: x->mkpath = 1; break;
 	case '@':   /* as rsync: seconds; a negative window compares nanoseconds,
 		     * which ferry does anyway (at the receiver's precision) */
 		if (parse_number(optarg, INT32_MIN, INT32_MAX, &v) < 0)
@@ -703,6 +705,6 @@ void xfer_opts_print_rsync(void)
 			 f->name ? "--" : "", f->name ? f->name : "");
 		printf("  %-26s %s%s%s\n", f->short_opt ? name : name + 1,
 		       f->act == OWN ? "yes, as in rsync" : f->act == SAME ? "accepted: " : "no: ",
-		       f->act == OWN ? "" : f->why, "");
+		       f->act == OWN && f->why ? "; " : "", f->why ? f->why : "");
 	}
 }

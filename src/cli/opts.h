@@ -46,6 +46,8 @@ struct xfer_cli {
 	int from0;                  /* -0, --from0: its entries end at a NUL */
 	int relative;               /* -R: each source's path (after a "/./") is kept; push only */
 	int prune;                  /* -m: --prune-empty-dirs; push only */
+	int mkpath;                 /* --mkpath: a pull creates its destination's missing
+				       parents (a push always creates them on the box) */
 	uint32_t modify_window;     /* --modify-window=N (N >= 0), with REQ2_MODIFY_WINDOW */
 	long long stop_at_ms;       /* --stop-after, --stop-at: when to stop, in ms of the wall
 				       clock (CLOCK_REALTIME); 0 = never */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -238,6 +239,35 @@ int jail_open_parent(const struct jail *j, const char *rel, const char **leaf)
 		return r;
 	*leaf = slash ? slash + 1 : rel;
 	return r;
+}
+
+int jail_link_may_be_dir(const struct jail *j, const char *rel)
+{
+	char target[PATH_MAX_WIRE + 1], via[2 * PATH_MAX_WIRE + 2];
+	const char *leaf;
+	struct stat st;
+	ssize_t n = -1;
+	int pfd = rel[0] ? jail_open_parent(j, rel, &leaf) : -1;
+
+	if (pfd < 0)
+		return 0;
+	int link = fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+	if (link)
+		n = readlinkat(pfd, leaf, target, sizeof target - 1);
+	close(pfd);
+	if (!link)
+		return 0;
+	if (n <= 0)
+		return 1;
+	target[n] = '\0';
+	int dl = (int)(leaf - rel);   /* the link's directory, with its '/' */
+	if (path_check(target, (size_t)n) < 0 ||
+	    snprintf(via, sizeof via, "%.*s%s", dl, rel, target) >= (int)sizeof via)
+		return 1;
+	int fd = jail_open_dir(j, via, O_PATH);
+	if (fd >= 0)
+		close(fd);
+	return !(fd == -ENOENT || fd == -ENOTDIR);
 }
 
 int jail_mkdir(const struct jail *j, const char *rel, mode_t mode)

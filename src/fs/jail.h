@@ -47,6 +47,12 @@ int jail_open_dir(const struct jail *j, const char *rel, int flags);
  * O_NOFOLLOW on the leaf. A symlink component is -ELOOP ("... is a symlink
  * (not followed)"), a non-directory one -ENOTDIR. */
 int jail_open_parent(const struct jail *j, const char *rel, const char **leaf);
+/* 1 if `rel` is a symlink that may lead to a directory, read one step inside
+ * the jail (never out of it): it does, or it cannot be told here (a target
+ * that is absolute, has a "." or ".." component, or is a link itself). 0 if
+ * `rel` is not a symlink, is one to a non-directory or to nothing, or its
+ * directory cannot be opened. */
+int jail_link_may_be_dir(const struct jail *j, const char *rel);
 /* Creates directory `rel` (mode) if missing; its parent must exist. An existing
  * non-directory (or a symlink) is -ENOTDIR, not replaced. */
 int jail_mkdir(const struct jail *j, const char *rel, mode_t mode);

@@ -21,6 +21,7 @@
 #include "fs/snapinc.h"
 #include "fs/snapstore.h"
 #include "fs/meta.h"
+#include "fs/quote.h"
 #include "fs/sync.h"
 #include "fs/spool.h"
 #include "fs/tgran.h"
@@ -567,6 +568,21 @@ static int is_dir(const struct jail *j, const char *path)
 	return fd >= 0;
 }
 
+/* rsync follows a destination that is a symlink: a single file named onto
+ * one that leads to a directory goes inside it. The box follows no symlink,
+ * so that push is refused; onto a link to a file, or a dangling one, the
+ * file replaces the link, as in rsync. (A pull's destination was followed
+ * on the PC already, by the client.) */
+static int single_onto_link(struct receiver *r)
+{
+	char q[FS_QUOTE_BUF];
+
+	if (!r->o->box || !jail_link_may_be_dir(r->j, r->root))
+		return 0;
+	return err_set(-ELOOP, "%s is a symlink that may lead to a directory (not followed): "
+		       "name the directory itself", fs_quote(q, r->root, strlen(r->root)));
+}
+
 /* The destination, at the root listing. rsync's single-file case: "push
  * file host:mod/a/new" writes the file as "new" in "a" (created if missing),
  * unless "a/new" is an existing directory or was written with a trailing '/';
@@ -582,6 +598,8 @@ static int setup_root(struct receiver *r, const struct m_dir_begin *db)
 	r->rooted = 1;
 	if ((db->flags & DIRB_SINGLE) && r->root[0] && !(r->o->flags & REQ_SLASH) &&
 	    !is_dir(r->j, r->root)) {
+		if ((rc = single_onto_link(r)) < 0)
+			return rc;
 		char *slash = strrchr(r->root, '/');
 		r->single = 1;
 		snprintf(r->single_name, sizeof r->single_name, "%.255s", slash ? slash + 1 : r->root);

@@ -211,7 +211,7 @@ static int run_op(struct conn *c, const struct server_ctx *sc, const struct m_re
 			       .max_size = rq->max_size, .min_size = rq->min_size,
 			       .modify_window = rq->modify_window,
 			       /* the box asks for deltas and never rolls (issue 11) */
-			       .want_delta = 1, .do_delta = 0, .send_sig = 1,
+			       .want_delta = 1, .do_delta = 0, .send_sig = 1, .box = 1,
 			       .filter = (rq->flags & REQ_FILTER) ? xf : NULL,
 			       .module_filter = mfl, .fake_super = mod->fake_super };
 	struct xfer_hooks h = { 0 };

@@ -42,6 +42,8 @@ struct xfer_opts {
 	uint64_t max_size, min_size; /* receiver, with REQ2_MAX_SIZE / REQ2_MIN_SIZE */
 	uint32_t modify_window;      /* receiver, with REQ2_MODIFY_WINDOW: seconds */
 	int want_delta;              /* receiver: may ask for deltas (a box receiver: push) */
+	int box;                     /* receiver: the box's (a push): a destination the user
+					named that is a symlink is never followed */
 	int do_delta;                /* sender: may roll over its files (a PC sender only) */
 	int follow;                  /* sender: enum follow (fs/dirlist.h), a PC's push only */
 	struct pathset *files_from;  /* sender: --files-from or -R (util/pathset.h), a PC's push only */

@@ -382,6 +382,55 @@ stop_server
 [ -d "$T/xfs/back/mnt" ] && [ ! -e "$T/xfs/back/mnt/inside" ] && [ -f "$T/xfs/back/top" ] ||
   { list_tree "$T/xfs/back"; fail "pull -ax: the mount point's contents came, or it did not"; }
 
+note "a single file pushed onto a symlink: into a directory it leads to rsync writes; the box follows no link, so it refuses; onto a link to a file, or a dangling one, the file replaces it, as rsync"
+write_config
+start_server
+echo payload > "$T/pc/one"
+for d in "$T/mod/lnk" "$T/lnk-oracle"; do
+  mkdir -p "$d/real"; echo old > "$d/tf"
+  ln -s real "$d/todir"; ln -s tf "$d/tofile"; ln -s nowhere "$d/dangling"
+  ln -s ../lnk/real "$d/up"; ln -s todir "$d/chain"
+done
+for l in tofile dangling; do
+  expect_rc 0 ferry_c push -a "$T/pc/one" "$(url m/lnk/$l)"
+  rsync -a "$T/pc/one" "$T/lnk-oracle/$l"
+  [ -f "$T/mod/lnk/$l" ] && [ ! -L "$T/mod/lnk/$l" ] && [ -f "$T/lnk-oracle/$l" ] && [ ! -L "$T/lnk-oracle/$l" ] ||
+    fail "onto a symlink $l: not replaced by the file, as rsync"
+  cmp -s "$T/pc/one" "$T/mod/lnk/$l" || fail "onto a symlink $l: not the file's contents"
+done
+grep -qx old "$T/mod/lnk/tf" && grep -qx old "$T/lnk-oracle/tf" || fail "written through the link to a file"
+for l in todir up chain; do
+  expect_rc 3 ferry_c push -a "$T/pc/one" "$(url "m/lnk/$l")"
+  grep -q "\"lnk/$l\" is a symlink that may lead to a directory (not followed)" "$T/last.err" ||
+    { cat "$T/last.err"; fail "onto a symlink $l to a directory: not refused in words"; }
+  [ "$(grep -c . "$T/last.err")" = 1 ] || { cat "$T/last.err"; fail "more than one line"; }
+  [ -L "$T/mod/lnk/$l" ] && [ -z "$(ls -A "$T/mod/lnk/real")" ] || fail "onto a symlink $l: the link or its directory changed"
+done
+rsync -a "$T/pc/one" "$T/lnk-oracle/todir"
+[ -f "$T/lnk-oracle/real/one" ] || fail "the oracle: rsync did not write into the directory (the reason for the refusal)"
+no_temp_files "$T/mod/lnk"
+
+note "pull --mkpath makes the destination's missing directories, as rsync --mkpath (-n makes none); without it only the last part is made"
+mkdir -p "$T/mod/mk/dir/sub"; echo a > "$T/mod/mk/dir/a"; echo b > "$T/mod/mk/dir/sub/b"; echo f > "$T/mod/mk/file"
+mkdir -p "$T/mkf" "$T/mkr"
+i=0
+for shape in "mk/dir x/y/d" "mk/dir/ x/y/d/" "mk/file x/y/f2" "mk/file x/y/"; do
+  read -r src dst <<< "$shape"
+  i=$((i + 1))
+  rc=0; (cd "$T/mkf" && ferry_c pull -a -n --mkpath "$(url "m/$src")" "$i/$dst") > /dev/null 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "pull -n --mkpath $shape: exit $rc"
+  [ -z "$(ls -A "$T/mkf")" ] || fail "pull -n --mkpath $shape made $(ls -A "$T/mkf")"
+  rc=0; (cd "$T/mkf" && ferry_c pull -a --mkpath "$(url "m/$src")" "$i/$dst") > /dev/null 2> "$T/last.err" || rc=$?
+  [ "$rc" = 0 ] || { cat "$T/last.err"; fail "pull --mkpath $shape: exit $rc"; }
+  (cd "$T/mkr" && rsync -a --mkpath "$T/mod/$src" "$i/$dst")
+  [ "$(cd "$T/mkf" && find "$i" | sort)" = "$(cd "$T/mkr" && find "$i" | sort)" ] ||
+    { (cd "$T/mkf" && find "$i" | sort); (cd "$T/mkr" && find "$i" | sort); fail "pull --mkpath $shape: not rsync's tree"; }
+  rm -rf "${T:?}/mkf/$i"
+done
+expect_rc 3 ferry_c pull -a "$(url m/mk/file)" "$T/mkf/no/such/f"
+grep -q "only the last part of a destination is made; --mkpath makes them all" "$T/last.err" || { cat "$T/last.err"; fail "no hint of --mkpath"; }
+stop_server
+
 note "10.1: on a full disk only committed bytes count as sent"
 mkdir -p "$T/small"
 mount -t tmpfs -o size=1m ferry-e2e-full "$T/small"

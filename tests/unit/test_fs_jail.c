@@ -238,6 +238,35 @@ static void test_symlink_leaf(void **state)
 	assert_outside_empty(f);
 }
 
+/* Where a symlink the user named leads, read one step inside the jail. */
+static void test_link_may_be_dir(void **state)
+{
+	struct fx *f = *state;
+	char p[256];
+	static const struct { const char *name, *target; int dir; } links[] = {
+		{ "to_sub", "sub", 1 }, { "to_file", "sub/file", 0 }, { "dangling", "nowhere", 0 },
+		{ "chain", "to_sub", 1 }, { "through_file", "sub/file/x", 0 },
+		{ "slash", "sub/", 1 }, { "dot", "./sub", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		snprintf(p, sizeof p, "%s/%s", f->root, links[i].name);
+		assert_int_equal(symlink(links[i].target, p), 0);
+	}
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+		assert_int_equal(jail_link_may_be_dir(&f->j, links[i].name), links[i].dir);
+	assert_int_equal(jail_link_may_be_dir(&f->j, "link_out"), 1);      /* ".." */
+	assert_int_equal(jail_link_may_be_dir(&f->j, "sub/link_abs"), 1);  /* absolute */
+	assert_int_equal(jail_link_may_be_dir(&f->j, "sub/uplink"), 1);
+	assert_int_equal(jail_link_may_be_dir(&f->j, "leaf_link"), 1);     /* "..", to a file */
+	assert_int_equal(jail_link_may_be_dir(&f->j, "sub"), 0);           /* not links */
+	assert_int_equal(jail_link_may_be_dir(&f->j, "sub/file"), 0);
+	assert_int_equal(jail_link_may_be_dir(&f->j, "missing"), 0);
+	assert_int_equal(jail_link_may_be_dir(&f->j, "link_out/x"), 0);    /* no way there */
+	assert_int_equal(jail_link_may_be_dir(&f->j, ""), 0);
+	assert_outside_empty(f);
+}
+
 static void test_dotdot_and_absolute(void **state)
 {
 	struct fx *f = *state;
@@ -322,6 +351,7 @@ int main(void)
 		BOTH(test_good_paths),
 		BOTH(test_symlinked_dir_refused),
 		BOTH(test_symlink_leaf),
+		BOTH(test_link_may_be_dir),
 		BOTH(test_dotdot_and_absolute),
 		BOTH(test_not_a_directory),
 		BOTH(test_root_may_be_symlink),
