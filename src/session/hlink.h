@@ -18,6 +18,10 @@ struct hlink_group {
 	uint32_t left;          /* links still to come; 0 = a free slot */
 	uint32_t path_len;      /* counted against PROTO_LINK_PATH_BYTES */
 	char *path;             /* the receiver's: the first member's local path (owned) */
+	int kept;               /* the receiver's: the first was left as it was (-u,
+				   --existing, --ignore-existing) and is not the sender's
+				   (the quick check): its other names may not link to it */
+	int rewritten;          /* the receiver's: the first's data is asked for */
 };
 
 struct hlinks {

@@ -96,6 +96,9 @@ struct receiver {
 	struct xfer_stats *st;
 	char root[PATH_MAX_WIRE + 1];   /* the transfer root inside the jail */
 	char mroot[PATH_MAX_WIRE + 1];  /* ... inside the module, for its own excludes */
+	int kept;                       /* the last entry was left as it was (-u, --existing,
+					   --ignore-existing) */
+	int rewritten;                  /* the last entry's data is asked for (or would be, -n) */
 	int cur_hidden;                 /* the listing is of a directory the module excludes */
 	int dry;
 	/* single-file mode: the one file is written under this name */
@@ -1012,21 +1015,29 @@ static int xattrs_dry(struct receiver *r, const struct m_entry *e, const char *n
 	return xmeta_apply(&r->xd, &at, old, &w, 1);
 }
 
+/* rsync's quick check: size and mtime (-c: the hash; --size-only: the size;
+ * -I: never). */
+static int up_to_date(struct receiver *r, const struct m_entry *e, const char *name,
+		      const struct stat *old, int exists)
+{
+	if (!exists || !S_ISREG(old->st_mode) || (uint64_t)old->st_size != e->size ||
+	    (r->o->flags & REQ_IGNORE_TIMES))
+		return 0;
+	if (r->o->flags & REQ_CHECKSUM)
+		return (e->flags & ENT_HAS_HASH) && same_hash(r, name, e->hash);
+	return (r->o->flags & REQ_SIZE_ONLY) ||
+	       same_mtime(r, &old->st_mtim, e->mtime_s, e->mtime_ns);
+}
+
 static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		  const char *wpath, const char *lp, const struct stat *old, int exists)
 {
 	struct progress *pg = r->h->progress;
-	int fresh = exists && S_ISREG(old->st_mode) && (uint64_t)old->st_size == e->size;
+	int fresh = up_to_date(r, e, name, old, exists);
 	int mtime_too;
 
 	r->st->files_seen++;
 	r->st->bytes_total += e->size;
-	if (fresh && (r->o->flags & REQ_IGNORE_TIMES))
-		fresh = 0;
-	else if (fresh && (r->o->flags & REQ_CHECKSUM))
-		fresh = (e->flags & ENT_HAS_HASH) && same_hash(r, name, e->hash);
-	else if (fresh && !(r->o->flags & REQ_SIZE_ONLY))
-		fresh = same_mtime(r, &old->st_mtim, e->mtime_s, e->mtime_ns);
 	/* A file with other links may be linked from outside the module (by a
 	 * local user): it is replaced through a temporary, never changed in
 	 * place. */
@@ -1038,6 +1049,7 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 	/* -u first, as rsync: a newer file here is left whole, its time too
 	 * (even when -c or --size-only finds it equal) */
 	int newer = newer_here(r, e, old, exists);
+	r->kept = newer;
 	if (fresh || newer) {
 		if (newer)
 			r->st->files_kept++;
@@ -1064,6 +1076,7 @@ static int on_reg(struct receiver *r, const struct m_entry *e, const char *name,
 		report_bits(r, CHG_UPDATE, diff_bits(r, e, old) | csum, wpath);
 	else
 		report(r, CHG_NEW, wpath);
+	r->rewritten = 1;
 	if (r->dry)
 		return 0;
 	if (exists && !S_ISREG(old->st_mode) && clear_existing(r, name, wpath) < 0)
@@ -1224,10 +1237,46 @@ static int link_group_of(struct receiver *r, const struct m_entry *e, struct hli
 	return 0;
 }
 
+static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists);
+
+/* The first of a link group was left as it was (-u, --existing,
+ * --ignore-existing): unless it is what the sender has, by the quick check,
+ * its other names may not be linked to it (rsync gives them the sender's
+ * data; ferry sends a group's data once, with its first name). */
+static void first_kept(struct receiver *r, const struct m_entry *e, const char *name,
+		       const struct stat *old, int exists)
+{
+	struct hlink_group *g = hlinks_find(&r->hl, 0, r->index);
+
+	if (g && r->kept)
+		g->kept = !up_to_date(r, e, name, old, exists);
+	if (g)
+		g->rewritten = r->rewritten;
+}
+
+/* Two local paths of the jail are one inode (a dry run's "already linked"). */
+static int same_inode(const struct receiver *r, const char *a, const char *b)
+{
+	struct stat sa, sb;
+	const char *la, *lb;
+	int fa = jail_open_parent(r->j, a, &la);
+	int fb = fa < 0 ? -1 : jail_open_parent(r->j, b, &lb);
+	int same = fb >= 0 && fstatat(fa, la, &sa, AT_SYMLINK_NOFOLLOW) == 0 &&
+		   fstatat(fb, lb, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		   sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return same;
+}
+
 /* -H: another name of a link group; linked once the files listed before
- * it are done (its first member's data may still be on the way). */
+ * it are done (its first member's data may still be on the way). As in
+ * rsync, -u, --existing and --ignore-existing ask of every name itself. */
 static int on_hardlink(struct receiver *r, const struct m_entry *e, const char *wpath,
-		       const char *lp)
+		       const char *lp, const struct stat *old, int exists)
 {
 	struct hlink_group *g;
 	struct dmeta *d;
@@ -1235,22 +1284,42 @@ static int on_hardlink(struct receiver *r, const struct m_entry *e, const char *
 
 	if ((rc = link_group_of(r, e, &g)) < 0)
 		return rc;
+	if (keep_as_is(r, e, exists)) {
+		hlinks_seen(&r->hl, g);
+		return 0;
+	}
 	r->st->files_seen++;
-	if (!g->path) {
-		/* its first member was not written here (the module excludes it) */
-		file_error(r, wpath, "its first link was not written here, so it is not linked");
+	r->st->bytes_total += e->size;
+	if (newer_here(r, e, old, exists)) {
+		r->st->files_kept++;
+		if (r->h->progress)
+			progress_skip(r->h->progress, e->size);
+		hlinks_seen(&r->hl, g);
+		return 0;
+	}
+	if (!g->path || g->kept) {
+		/* its first member was not written here (the module excludes it, or
+		 * -u, --existing or --ignore-existing left another version) */
+		file_error(r, wpath, g->path ? "not linked: the first name of its hard-link group "
+			   "was left as it was (-u, --existing, --ignore-existing), and its data "
+			   "comes with that name only" :
+			   "its first link was not written here, so it is not linked");
 		hlinks_seen(&r->hl, g);
 		return 0;
 	}
 	if ((rc = meta_slot(r, strlen(wpath), lp, &d)) < 0)
 		return rc;
+	int rewritten = g->rewritten;
 	d->link_to = strdup(g->path);
 	d->wpath = strdup(wpath);
-	hlinks_seen(&r->hl, g);
+	hlinks_seen(&r->hl, g);   /* g may be gone now */
 	if (!d->link_to || !d->wpath)
 		return err_set(-ENOMEM, "out of memory");
-	if (r->dry) {
-		report(r, CHG_NEW, wpath);
+	if (r->dry) {   /* what make_hard_link will do */
+		if (!rewritten && same_inode(r, d->link_to, lp))
+			r->st->files_skipped++;
+		else
+			report(r, exists ? CHG_UPDATE : CHG_NEW, wpath);
 		return 0;
 	}
 	meta_apply_ready(r, 0);
@@ -1516,6 +1585,7 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	int hidden = r->cur_hidden || module_hides(r, wpath, e->type == ENT_DIR);
 	if ((e->flags & ENT_LINK_FIRST) && (rc = open_link_group(r, e, wpath, hidden ? NULL : lp)) < 0)
 		return rc;
+	r->kept = r->rewritten = 0;
 	exists = r->cur_fd >= 0 && !r->cur_empty &&
 		 fstatat(r->cur_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
 	/* a link group shares one size: --max-size or --min-size leaves all of it */
@@ -1523,14 +1593,14 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	if (sized_out)
 		keep_as_is(r, e, exists);   /* counted as kept, as its first was */
 	if ((e->flags & ENT_LINK_TO) && !hidden && (r->cur_fd >= 0 || r->dry) && !sized_out)
-		rc = on_hardlink(r, e, wpath, lp);
+		rc = on_hardlink(r, e, wpath, lp, &old, exists);
 	else if (e->flags & ENT_LINK_TO)
 		rc = drop_link(r, e);   /* hidden, its directory failed, or sized out */
 	else if (hidden)
 		rc = 0;   /* never written (ferry.conf "exclude") */
 	else if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
-	else if (keep_as_is(r, e, exists))
+	else if ((r->kept = keep_as_is(r, e, exists)))
 		rc = 0;
 	else if (unsafe_link(r, e, wpath))
 		rc = 0;
@@ -1544,6 +1614,8 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		rc = on_link(r, e, name, wpath, &old, exists);
 	else
 		rc = on_special(r, e, name, wpath, &old, exists);
+	if (rc == 0 && (e->flags & ENT_LINK_FIRST))
+		first_kept(r, e, name, &old, exists);
 	r->index++;
 	return rc;
 }

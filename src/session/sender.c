@@ -689,6 +689,7 @@ static int send_follower(struct sender *s, const struct xa_at *at, const struct 
 		return rc;
 	meta_wait_add(s, len);
 	s->st->files_seen++;
+	s->st->bytes_total += s->out.u.entry.size;   /* rsync's total counts every name */
 	if (s->h->entry)
 		s->h->entry(s->h->ctx, ENT_REG, s->out.u.entry.mode, s->out.u.entry.size,
 			    s->out.u.entry.mtime_s, wpath, "");

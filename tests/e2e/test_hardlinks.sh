@@ -71,6 +71,68 @@ expect_rc 0 ferry_c push -aH "$T/many/" "$(url m/many/)"
 python3 "$(dirname "$0")/treecmp.py" --no-owner --no-xattrs "$T/many" "$T/mod/many" ||
   fail "past the open-group limit, files were lost or changed"
 
+note "-u, --existing, --ignore-existing ask of every name of a group, as rsync; a name never takes a version they left"
+# G: the group {a/f1 (first), a/f2, b/f3}, sent as new data
+G=$T/grp; mkdir -p "$G/a" "$G/b"; echo hello > "$G/a/f1"; ln "$G/a/f1" "$G/a/f2"; ln "$G/a/f1" "$G/b/f3"
+touch -d '2024-06-01' "$G/a/f1"
+# hl_case NAME FLAGS SETUP: SETUP (a shell snippet on $D) prepares both
+# destinations, then rsync and ferry run; ferry's tree must equal rsync's
+# except for names ferry says it did not link (exit 23), which must be absent
+# or still hold what was there: never another name's old data
+hl_case() {
+  local n=$1 flags=$2 setup=$3 rc=0 D
+  for D in "$T/hlr/$n" "$T/mod/hl/$n"; do mkdir -p "$D"; (cd "$D" && eval "$setup"); done
+  cp -a "$T/mod/hl/$n" "$T/hl-before-$n"
+  rsync -aH $flags "$G/" "$T/hlr/$n/"
+  ferry_c push -aH $flags "$G/" "$(url m/hl/$n/)" > "$T/last.out" 2> "$T/last.err" || rc=$?
+  local failed; failed=$(sed -n 's/^ferry: .*first: \([^:]*\): not linked.*/\1/p' "$T/last.err")
+  if [ "$rc" = 23 ]; then
+    [ -n "$failed" ] || { cat "$T/last.err"; fail "$n: exit 23 without the not-linked line"; }
+  else
+    [ "$rc" = 0 ] || { cat "$T/last.err"; fail "$n: exit $rc"; }
+  fi
+  for f in a/f1 a/f2 b/f3; do
+    [ ! -e "$T/hlr/$n/$f" ] && [ ! -e "$T/mod/hl/$n/$f" ] && continue
+    if [ -e "$T/hlr/$n/$f" ] && [ -e "$T/mod/hl/$n/$f" ] && cmp -s "$T/hlr/$n/$f" "$T/mod/hl/$n/$f"; then continue; fi
+    [ "$rc" = 23 ] || fail "$n: $f is not rsync's (exit 0)"
+    # a name left unlinked: what was there before, or nothing
+    if [ -e "$T/hl-before-$n/$f" ]; then cmp -s "$T/hl-before-$n/$f" "$T/mod/hl/$n/$f" || fail "$n: $f changed to another name's data"
+    else [ ! -e "$T/mod/hl/$n/$f" ] || fail "$n: $f made from another name's data"; fi
+  done
+  [ "$rc" = 0 ] && [ -z "${4:-}" ] && { $CMP "$T/hlr/$n" "$T/mod/hl/$n" || fail "$n: other link groups than rsync's"; }
+  return 0
+}
+hl_case ign-first "--ignore-existing" 'mkdir a; echo OLD > a/f1; touch -d 2023-01-01 a/f1'
+hl_case upd-first "-u" 'mkdir a; echo NEWER > a/f1; touch -d 2030-01-01 a/f1'
+hl_case upd-other "-u" 'mkdir a; echo NEWER > a/f2; touch -d 2030-01-01 a/f2'
+hl_case ign-other "--ignore-existing" 'mkdir b; echo OLD > b/f3; touch -d 2023-01-01 b/f3'
+hl_case ex-first "--existing" 'mkdir a; echo OLD > a/f1; touch -d 2023-01-01 a/f1'
+hl_case ex-other "--existing" 'mkdir a; echo OLD > a/f2; touch -d 2023-01-01 a/f2'
+hl_case ign-same "--ignore-existing" 'mkdir a; echo hello > a/f1; touch -d 2024-06-01 a/f1' same-data
+# the kept first is the sender's (quick check): the others link to it (rsync
+# links them to each other only, leaving the kept name its own inode: the
+# same data either way, and ferry keeps the sender's group whole)
+grep -q "not linked" "$T/last.err" && fail "ign-same: an up-to-date kept first was not linked to"
+[ "$(stat -c %h "$T/mod/hl/ign-same/a/f1")" = 3 ] || fail "ign-same: not one inode of 3 links"
+# the cases that kept a newer or existing name with exit 0 are rsync's trees (checked above);
+# the first two must have said what they did not link
+hl_case ign-first "--ignore-existing" 'true'
+grep -q "b/f3: not linked\|a/f2: not linked" "$T/last.err" || { cat "$T/last.err"; fail "ign-first: not said"; }
+
+note "-n -H says what the run will do: nothing on an unchanged tree, as rsync -n"
+expect_rc 0 ferry_c push -aH "$G/" "$(url m/hl/n/)"
+expect_rc 0 ferry_c push -aHin "$G/" "$(url m/hl/n/)"
+! grep -v "^sent 0 files" "$T/last.out" || fail "push -n -H listed linked names of an unchanged tree"
+expect_rc 0 ferry_c pull -aH "$(url m/hl/n/)" "$T/hl-back/"
+expect_rc 0 ferry_c pull -aHin "$(url m/hl/n/)" "$T/hl-back/"
+! grep -v "^received 0 files" "$T/last.out" || fail "pull -n -H listed linked names of an unchanged tree"
+
+note "--stats' total file size counts every name of a group, as rsync's"
+expect_rc 0 ferry_c push -aH --stats "$G/" "$(url m/hl/st/)"
+mine=$(sed -n 's/^Total file size: \([0-9]*\) bytes$/\1/p' "$T/last.out")
+theirs=$(rsync -aH --stats "$G/" "$T/hlr/st/" | sed -n 's/^Total file size: \([0-9,]*\) bytes$/\1/p' | tr -d ,)
+[ -n "$mine" ] && [ "$mine" = "$theirs" ] || { cat "$T/last.out"; fail "total file size $mine, rsync's $theirs"; }
+
 note "a malicious client's link references: refused, nothing written, the daemon serving on"
 HF=0x4000010   # REQ_HARD_LINKS | REQ_CHANGES
 evil_push() { evil_script m "$@"; }   # FLAGS LINES...
