@@ -80,20 +80,29 @@ static int parse_modpath(const char *s, struct remote *r, const char *arg)
 		return err_set(-EINVAL, "%s: module name too long", arg);
 	snprintf(r->module, sizeof r->module, "%.*s", (int)mlen, s);
 	const char *p = slash ? slash + 1 : "";
-	size_t plen = strlen(p);
-	r->slash = plen && p[plen - 1] == '/';
+	size_t plen = strlen(p), out = 0;
 	/* "mod/" names the module's root: a trailing '/' after the module is the root's contents */
-	if (slash && !plen)
-		r->slash = 1;
-	while (plen && p[plen - 1] == '/')
-		plen--;
-	while (plen && *p == '/') {
-		p++;
-		plen--;
+	r->slash = slash && (!plen || p[plen - 1] == '/');
+	/* as rsync cleans a name: "//" is "/", a "." component is dropped, and a
+	 * last one means the contents ("dir/." is "dir/"); ".." is the server's
+	 * to refuse */
+	while (*p) {
+		size_t c = strcspn(p, "/");
+		if (c == 1 && p[0] == '.') {
+			r->slash = 1;
+		} else if (c) {
+			if (out + !!out + c >= sizeof r->path)
+				return err_set(-EINVAL, "%s: path too long", arg);
+			if (out)
+				r->path[out++] = '/';
+			memcpy(r->path + out, p, c);
+			out += c;
+			r->slash = p[c] == '/' && !p[c + strspn(p + c, "/")];
+		}
+		p += c;
+		p += strspn(p, "/");
 	}
-	if (plen >= sizeof r->path)
-		return err_set(-EINVAL, "%s: path too long", arg);
-	snprintf(r->path, sizeof r->path, "%.*s", (int)plen, p);
+	r->path[out] = '\0';
 	return 0;
 }
 

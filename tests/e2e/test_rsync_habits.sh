@@ -429,6 +429,17 @@ for shape in "mk/dir x/y/d" "mk/dir/ x/y/d/" "mk/file x/y/f2" "mk/file x/y/"; do
 done
 expect_rc 3 ferry_c pull -a "$(url m/mk/file)" "$T/mkf/no/such/f"
 grep -q "only the last part of a destination is made; --mkpath makes them all" "$T/last.err" || { cat "$T/last.err"; fail "no hint of --mkpath"; }
+
+note "a remote path is cleaned as rsync cleans it: \"//\" is \"/\", a \".\" component goes, and a last one means the contents"
+expect_rc 0 ferry_c push -a "$T/pc/one" "$(url m/cl//x///)"
+[ -f "$T/mod/cl/x/one" ] || fail "push to m/cl//x///: not cl/x/one"
+expect_rc 0 ferry_c pull -a "$(url m/mk//dir/.)" "$T/cl1/"
+[ -f "$T/cl1/a" ] && [ -f "$T/cl1/sub/b" ] && [ ! -e "$T/cl1/dir" ] || fail "pull m/mk//dir/.: not the contents"
+expect_rc 0 ferry_c pull -a "$(url m/./mk/./dir/./sub)" "$T/cl2/"
+[ -f "$T/cl2/sub/b" ] || fail "pull m/./mk/./dir/./sub: not sub itself"
+expect_rc 0 ferry_c ls "$(url m/mk/./dir/.)"
+grep -q " sub$" "$T/last.out" || { cat "$T/last.out"; fail "ls m/mk/./dir/.: not dir's listing"; }
+expect_rc 3 ferry_c pull -a "$(url m/mk/dir/..)" "$T/cl3/"   # ".." stays the server's to refuse
 stop_server
 
 note "10.1: on a full disk only committed bytes count as sent"
