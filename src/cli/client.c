@@ -238,7 +238,8 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 	struct chan_peer peer;
 	uint8_t hello[128];
 	struct hello h = { .version = PROTO_VERSION,
-			   .features = HELLO_REQ_MORE | HELLO_MORE2 | HELLO_MORE3 };
+			   .features = HELLO_REQ_MORE | HELLO_MORE2 | HELLO_MORE3 |
+					HELLO_MORE4 };
 	int rc;
 
 	snprintf(h.software, sizeof h.software, "ferry %s", FERRY_VERSION);
@@ -393,6 +394,8 @@ static int fit_request(const struct remote *r, const struct client_opts *o,
 	}
 	if (!(server->features & HELLO_MORE3))
 		q->flags2 &= ~REQ2_CHG_CSUM;
+	if (!(server->features & HELLO_MORE4))
+		q->flags2 &= ~REQ2_CHG_TARGET;
 	if (server->features & HELLO_REQ_MORE)
 		return 0;
 	q->flags2 &= ~REQ2_VANISHED;

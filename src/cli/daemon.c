@@ -392,7 +392,8 @@ static int serve_child(struct daemon *d, int fd, int status_fd, const char *addr
 	struct channel *ch = NULL;
 	struct chan_peer *peer = calloc(1, sizeof *peer);
 	struct hello h = { .version = PROTO_VERSION,
-			   .features = HELLO_REQ_MORE | HELLO_MORE2 | HELLO_MORE3 };
+			   .features = HELLO_REQ_MORE | HELLO_MORE2 | HELLO_MORE3 |
+					HELLO_MORE4 };
 #ifdef FERRY_TEST_HOOKS
 	if (getenv("FERRY_TEST_OLD_HELLO"))   /* test builds: an older server, with these */
 		h.features = (uint32_t)strtoul(getenv("FERRY_TEST_OLD_HELLO"), NULL, 0);

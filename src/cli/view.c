@@ -41,8 +41,11 @@ void view_close(struct view *v)
 }
 
 /* rsync's -i: YXcstpoguax, e.g. ">f+++++++++" (new), ">f.st......" (size and
- * time changed), ".f...p....." (only the mode), "cd+++++++++", "*deleting". */
-static const char *itemize(char out[16], char dir, int kind, unsigned bits, const char *path)
+ * time changed), ".f...p....." (only the mode), "cd+++++++++", "cL+++++++++"
+ * (a symlink made; "cLc.t......" one changed), "hf+++++++++" (a hard link),
+ * "*deleting". A target says the entry is a symlink (kinds LINK, META). */
+static const char *itemize(char out[16], char dir, int kind, unsigned bits, const char *path,
+			   const char *target)
 {
 	const char *rest = "+++++++++";
 	char y = dir, x = path[0] && path[strlen(path) - 1] == '/' ? 'd' : 'f';
@@ -52,9 +55,11 @@ static const char *itemize(char out[16], char dir, int kind, unsigned bits, cons
 	case CHG_ERROR: return "*failed    ";
 	case CHG_RETRY: return "*retry     ";
 	case CHG_MKDIR: y = 'c'; x = 'd'; break;
-	case CHG_LINK: y = 'c'; x = 'L'; break;
-	case CHG_META: y = '.'; rest = NULL; break;
+	case CHG_LINK: y = 'c'; x = 'L'; rest = bits ? NULL : rest; break;
+	case CHG_META: y = '.'; x = target ? 'L' : x; rest = NULL; break;
 	case CHG_UPDATE: rest = NULL; break;
+	case CHG_HLINK: y = 'h'; break;
+	case CHG_HLINK_UPD: y = 'h'; rest = NULL; break;
 	default: break;
 	}
 	snprintf(out, 16, "%c%c%s", y, x, rest ? rest : ".........");
@@ -71,40 +76,49 @@ static const char *itemize(char out[16], char dir, int kind, unsigned bits, cons
 	return out;
 }
 
-static void log_line(struct view *v, const char *what, const char *path)
+static void log_line(struct view *v, const char *what, const char *path, const char *arrow,
+		     const char *target)
 {
 	char when[32];
 	time_t t = time(NULL);
 	struct tm tm;
 
 	strftime(when, sizeof when, "%Y/%m/%d %H:%M:%S", localtime_r(&t, &tm));
-	fprintf(v->log, "%s [%d] %s%s%s\n", when, (int)getpid(), what, path ? " " : "",
-		path ? path : "");
+	fprintf(v->log, "%s [%d] %s%s%s%s%s\n", when, (int)getpid(), what, path ? " " : "",
+		path ? path : "", arrow ? arrow : "", target ? target : "");
 	fflush(v->log);
 }
 
-void view_change(void *ctx, int kind, unsigned bits, const char *path)
+void view_change(void *ctx, int kind, unsigned bits, const char *path, const char *target)
 {
 	static const char *const tag[] = { "", "new", "update", "delete", "mkdir", "link",
-					    "attrs", "FAILED", "retry" };
+					    "attrs", "FAILED", "retry", "", "hlink", "hlink" };
 	struct view *v = ctx;
 	const struct xfer_cli *x = v->x;
-	char q[4 * MSG_MAX_PATH + 8], item[16];
+	char q[4 * MSG_MAX_PATH + 8], qt[4 * MSG_MAX_PATH + 8], item[16];
 	/* the path is the peer's (a push's CHANGE) or built from its names */
 	const char *shown = peer_quote(q, sizeof q, path);
+	/* rsync's %L: " -> TARGET" for a symlink, " => FIRST" for a hard link */
+	const char *arrow = kind == CHG_HLINK || kind == CHG_HLINK_UPD ? " => " : " -> ";
+	const char *tshown = target ? peer_quote(qt, sizeof qt, target) : "";
 
+	if (!target)
+		arrow = "";
 	if (kind == CHG_UNSAFE) {   /* rsync's words, with -v */
 		if (v->log)
-			log_line(v, "ignoring unsafe symlink", shown);
+			log_line(v, "ignoring unsafe symlink", shown, arrow, tshown);
 		if (!x->co.quiet && x->co.verbose) {
 			progress_clear(&v->pg);
-			printf("ignoring unsafe symlink \"%s\"\n", shown);
+			if (target)
+				printf("ignoring unsafe symlink \"%s\" -> \"%s\"\n", shown, tshown);
+			else
+				printf("ignoring unsafe symlink \"%s\"\n", shown);
 			fflush(stdout);
 		}
 		return;
 	}
 	/* a deletion, failure or retry is a fixed word, not the buffer */
-	const char *it = itemize(item, v->dir, kind, bits, path);
+	const char *it = itemize(item, v->dir, kind, bits, path, target);
 	/* rsync's -i names a directory it makes "dir/", as every other one (the
 	 * slash inside the quotes of a name that needs them) */
 	char dp[MSG_MAX_PATH + 2], dq[sizeof q];
@@ -113,14 +127,15 @@ void view_change(void *ctx, int kind, unsigned bits, const char *path)
 			     snprintf(dp, sizeof dp, "%s/", path) < (int)sizeof dp ?
 			     peer_quote(dq, sizeof dq, dp) : shown;
 	if (v->log)
-		log_line(v, it, ishown);
+		log_line(v, it, ishown, arrow, tshown);
 	if (x->co.quiet || (!x->co.verbose && !x->itemize && kind != CHG_ERROR))
 		return;
 	progress_clear(&v->pg);
 	if (x->itemize)
-		printf("%s %s\n", it, ishown);
+		printf("%s %s%s%s\n", it, ishown, arrow, tshown);
 	else
-		printf("%-7s %s\n", kind > 0 && kind <= CHG_RETRY ? tag[kind] : "?", shown);
+		printf("%-7s %s%s%s\n", kind > 0 && kind <= CHG_HLINK_UPD && kind != CHG_UNSAFE ?
+		       tag[kind] : "?", shown, arrow, tshown);
 	fflush(stdout);
 }
 
@@ -164,7 +179,7 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 		else
 			die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
 		if (v->log)
-			log_line(v, "failed:", peer_quote(q, sizeof q, err_msg()));
+			log_line(v, "failed:", peer_quote(q, sizeof q, err_msg()), NULL, NULL);
 		return here ? EXIT_LOCAL : exit_of(rc, peer_code);
 	}
 	if (ch)
@@ -184,7 +199,7 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 			summary_line(m, &s);
 			fclose(m);
 			line[strcspn(line, "\n")] = '\0';
-			log_line(v, line, NULL);
+			log_line(v, line, NULL, NULL, NULL);
 		}
 	}
 	fflush(stdout);

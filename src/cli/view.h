@@ -23,7 +23,7 @@ struct view {
 int view_open(struct view *v, const struct xfer_cli *x, char dir);
 void view_close(struct view *v);
 /* xfer_hooks.change */
-void view_change(void *ctx, int kind, unsigned bits, const char *path);
+void view_change(void *ctx, int kind, unsigned bits, const char *path, const char *target);
 /* The end of a transfer: summary, --stats, the error line; the exit code. */
 int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
 		const char *where, const struct channel *ch, uint16_t peer_code);

@@ -490,14 +490,25 @@ static void rd_fields(struct rd *r, struct msg *m)
 		if (!m->u.copy.count)
 			r->err = -EBADMSG;
 		break;
-	case MSG_CHANGE:
-		m->u.change.kind = rd_u8(r);
+	case MSG_CHANGE: {
+		uint8_t k = rd_u8(r);
+		m->u.change.kind = k & ~CHG_F_TARGET;
 		m->u.change.bits = rd_u8(r);
 		rd_str(r, m->u.change.path, MSG_MAX_PATH);
-		if (m->u.change.kind < CHG_NEW || m->u.change.kind > CHG_UNSAFE ||
-		    (m->u.change.bits & ~CHGB_KNOWN))
+		m->u.change.target[0] = '\0';
+		if (k & CHG_F_TARGET)
+			rd_str(r, m->u.change.target, MSG_MAX_PATH);
+		/* a hard link names its first; a symlink (made, its attributes, or
+		 * not made by --safe-links) may have its target */
+		uint8_t kind = m->u.change.kind;
+		int linked = kind == CHG_HLINK || kind == CHG_HLINK_UPD;
+		int may = linked || kind == CHG_LINK || kind == CHG_META || kind == CHG_UNSAFE;
+		if (kind < CHG_NEW || kind > CHG_HLINK_UPD || (m->u.change.bits & ~CHGB_KNOWN) ||
+		    (linked && !(k & CHG_F_TARGET)) ||
+		    ((k & CHG_F_TARGET) && (!may || !m->u.change.target[0])))
 			r->err = -EBADMSG;
 		break;
+	}
 	case MSG_RESULT:
 		m->u.result.errors = rd_u32(r);
 		m->u.result.files = rd_u64(r);
@@ -727,9 +738,11 @@ static void wr_fields(struct wr *w, const struct msg *m)
 		wr_u32(w, m->u.copy.count);
 		break;
 	case MSG_CHANGE:
-		wr_u8(w, m->u.change.kind);
+		wr_u8(w, m->u.change.kind | (m->u.change.target[0] ? CHG_F_TARGET : 0));
 		wr_u8(w, m->u.change.bits);
 		wr_str(w, m->u.change.path);
+		if (m->u.change.target[0])
+			wr_str(w, m->u.change.target);
 		break;
 	case MSG_RESULT:
 		wr_u32(w, m->u.result.errors);

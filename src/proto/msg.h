@@ -141,7 +141,9 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 #define REQ2_DELETE_AFTER 0x80u /* --delete-after, with 0x20 (no field): the rules are asked
 				   * again as each deletion comes, and protect what a filter file
 				   * of this transfer (-F, dir-merge) excludes */
-#define REQ2_KNOWN    0xffu
+#define REQ2_CHG_TARGET 0x100u /* this client knows CHANGE's target and kinds 10 and 11
+				     * (-i's "-> target" and "=> first"; no field) */
+#define REQ2_KNOWN    0x1ffu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -177,7 +179,14 @@ enum file_status { FILE_OK = 0, FILE_CHANGED = 1, FILE_READ_ERROR = 2, FILE_DAMA
 
 enum change_kind { CHG_NEW = 1, CHG_UPDATE = 2, CHG_DELETE = 3, CHG_MKDIR = 4,
 		   CHG_LINK = 5, CHG_META = 6, CHG_ERROR = 7, CHG_RETRY = 8,
-		   CHG_UNSAFE = 9 /* --safe-links: a symlink not made (only to who asked) */ };
+		   CHG_UNSAFE = 9 /* --safe-links: a symlink not made (only to who asked) */,
+		   /* only to a client that asked with REQ2_CHG_TARGET, with a target: */
+		   CHG_HLINK = 10 /* -H: a hard link made where nothing was (to the first name) */,
+		   CHG_HLINK_UPD = 11 /* -H: an existing name replaced by a hard link */ };
+/* CHANGE's kind byte: a target follows the path (a symlink's, with kinds 5,
+ * 6 and 9, or a hard link's first name, with 10 and 11, which always have
+ * one); only to a client that asked with REQ2_CHG_TARGET */
+#define CHG_F_TARGET 0x80u
 /* What differed, for rsync's -i (">f.st......"): */
 #define CHGB_SIZE  0x01u
 #define CHGB_TIME  0x02u
@@ -215,6 +224,8 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
 #define HELLO_MORE3    0x4u   /* REQUEST flags2 0x20, 0x40 and 0x80: a client asks for
 			       * --delete-delay or --delete-after, or says it knows CHANGE bit
 			       * 0x80, only to such a server */
+#define HELLO_MORE4    0x8u   /* REQUEST flags2 0x100: a client says it knows CHANGE's target
+			       * and kinds 10 and 11 only to such a server */
 
 struct hello {
 	uint8_t version;
@@ -305,7 +316,11 @@ struct m_copy { uint32_t block, count; };
 /* NEED: blocks block .. block + count - 1 of entry `index` the receiver lacks.
  * REFINE: the fine entries of groups block .. block + count - 1, please. */
 struct m_need { uint32_t index, block, count; };
-struct m_change { uint8_t kind, bits; char path[MSG_MAX_PATH + 1]; };
+struct m_change {
+	uint8_t kind, bits;
+	char path[MSG_MAX_PATH + 1];
+	char target[MSG_MAX_PATH + 1];   /* "" = none (CHG_F_TARGET on the wire) */
+};
 /* END: the sender's own failures the receiver did not see (a directory it
  * could not list, a link it could not read), so the receiver's RESULT can
  * count every failure exactly once. */

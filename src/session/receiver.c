@@ -170,17 +170,35 @@ static int local_of(struct receiver *r, const char *wpath, char *out, size_t cap
 
 static uint32_t mode_of(const struct receiver *r, uint32_t mode, int is_dir);
 
-static void report_bits(struct receiver *r, int kind, unsigned bits, const char *wpath)
+/* A change, with a symlink's target or a hard link's first name (NULL:
+ * none). A client that did not ask for targets (REQ2_CHG_TARGET) gets the
+ * kinds it knows: a hard link as a new or updated file, a symlink's line
+ * as before (no bits). */
+static void report_target(struct receiver *r, int kind, unsigned bits, const char *wpath,
+			  const char *target)
 {
 	if (r->h->change) {
-		r->h->change(r->h->ctx, kind, bits, wpath);
-	} else if (r->o->flags & REQ_CHANGES) {
-		struct msg m = { .type = MSG_CHANGE };
-		m.u.change.kind = (uint8_t)kind;
-		m.u.change.bits = (uint8_t)bits;
-		snprintf(m.u.change.path, sizeof m.u.change.path, "%s", wpath);
-		conn_send(r->c, &m);
+		r->h->change(r->h->ctx, kind, bits, wpath, target);
+		return;
 	}
+	if (!(r->o->flags & REQ_CHANGES))
+		return;
+	struct msg m = { .type = MSG_CHANGE };
+	if (!(r->o->flags2 & REQ2_CHG_TARGET)) {
+		kind = kind == CHG_HLINK ? CHG_NEW : kind == CHG_HLINK_UPD ? CHG_UPDATE : kind;
+		bits = kind == CHG_LINK ? 0 : bits;
+		target = NULL;
+	}
+	m.u.change.kind = (uint8_t)kind;
+	m.u.change.bits = (uint8_t)bits;
+	snprintf(m.u.change.path, sizeof m.u.change.path, "%s", wpath);
+	snprintf(m.u.change.target, sizeof m.u.change.target, "%s", target ? target : "");
+	conn_send(r->c, &m);
+}
+
+static void report_bits(struct receiver *r, int kind, unsigned bits, const char *wpath)
+{
+	report_target(r, kind, bits, wpath, NULL);
 }
 
 static void report(struct receiver *r, int kind, const char *wpath)
@@ -728,6 +746,9 @@ static int on_dir_begin(struct receiver *r, const struct m_dir_begin *db)
 	}
 	if (!db->path[0] && !(db->flags & DIRB_SYNTHETIC) && r->cur_fd >= 0 && r->root_existed)
 		r->have_root_old = fstat(r->cur_fd, &r->root_old) == 0;
+	/* rsync's "cd+++++++++ ./": the directory whose contents come was made */
+	if (!db->path[0] && !(db->flags & DIRB_SYNTHETIC) && !r->root_existed && !r->single)
+		report(r, CHG_MKDIR, ".");
 	/* the root, or a directory when this run has made some */
 	if (r->cur_fd >= 0 && !r->dry && (!db->path[0] || r->dirs_made))
 		r->cur_empty = r->seen ? r->local.n == 0 : fs_dir_is_empty(r->cur_fd);
@@ -1197,23 +1218,26 @@ static int on_link(struct receiver *r, const struct m_entry *e, const char *name
 	struct timespec mt = { .tv_sec = (time_t)e->mtime_s, .tv_nsec = e->mtime_ns };
 	struct xa_at at = { .fd = -1, .dirfd = r->cur_fd, .name = name };
 
+	unsigned bits = 0;
+
 	r->st->links++;
 	if (exists && r->o->fake_super && fake_link_is(r, name, old, e->target)) {
-		unsigned bits = apply_xmeta(r, &at, full_mode(e), NULL, wpath, old);
-		if (bits)
-			report_bits(r, CHG_META, bits, wpath);
+		if ((bits = apply_xmeta(r, &at, full_mode(e), NULL, wpath, old)))
+			report_target(r, CHG_META, bits, wpath, e->target);
 		return 0;
 	}
 	if (exists && S_ISLNK(old->st_mode) && !r->o->fake_super) {
 		ssize_t n = readlinkat(r->cur_fd, name, cur, sizeof cur - 1);
 		if (n >= 0 && (cur[n] = '\0', !strcmp(cur, e->target))) {
-			unsigned bits = apply_xmeta(r, &at, full_mode(e), e, wpath, old);
-			if (bits)
-				report_bits(r, CHG_META, bits, wpath);
+			if ((bits = apply_xmeta(r, &at, full_mode(e), e, wpath, old)))
+				report_target(r, CHG_META, bits, wpath, e->target);
 			return 0;
 		}
+		/* rsync's "cLc.t......": another target ('c'), maybe another time */
+		bits = CHGB_CSUM | (!same_mtime(r, &old->st_mtim, e->mtime_s, e->mtime_ns) ?
+				    CHGB_TIME : 0);
 	}
-	report(r, CHG_LINK, wpath);
+	report_target(r, CHG_LINK, bits, wpath, e->target);
 	if (r->dry)
 		return 0;
 	if (!make_room(r, name, wpath, old, exists))
@@ -1272,6 +1296,22 @@ static int same_inode(const struct receiver *r, const char *a, const char *b)
 	return same;
 }
 
+/* rsync's "hf+++++++++ NAME => FIRST", or, where a name was, what differs
+ * ("hf.st......"). `first` is the first's local path, which is its path in
+ * the transfer once rooted (the root is then ""). */
+static void report_hlink(struct receiver *r, const char *wpath, const char *first,
+			 const struct stat *was, const struct stat *now)
+{
+	unsigned bits = 0;
+
+	if (was && now)
+		bits = (was->st_size != now->st_size ? CHGB_SIZE : 0) |
+		       (was->st_mtim.tv_sec != now->st_mtim.tv_sec ||
+			was->st_mtim.tv_nsec != now->st_mtim.tv_nsec ? CHGB_TIME : 0) |
+		       ((was->st_mode & 07777) != (now->st_mode & 07777) ? CHGB_PERMS : 0);
+	report_target(r, was ? CHG_HLINK_UPD : CHG_HLINK, bits, wpath, first);
+}
+
 /* -H: another name of a link group; linked once the files listed before
  * it are done (its first member's data may still be on the way). As in
  * rsync, -u, --existing and --ignore-existing ask of every name itself. */
@@ -1319,7 +1359,7 @@ static int on_hardlink(struct receiver *r, const struct m_entry *e, const char *
 		if (!rewritten && same_inode(r, d->link_to, lp))
 			r->st->files_skipped++;
 		else
-			report(r, exists ? CHG_UPDATE : CHG_NEW, wpath);
+			report_hlink(r, wpath, d->link_to, exists ? old : NULL, NULL);
 		return 0;
 	}
 	meta_apply_ready(r, 0);
@@ -1355,7 +1395,7 @@ static void make_hard_link(struct receiver *r, const struct dmeta *d)
 		file_error(r, d->wpath, "a directory is in the way of the hard link");
 		goto out;
 	}
-	report(r, exists ? CHG_UPDATE : CHG_NEW, d->wpath);
+	report_hlink(r, d->wpath, d->link_to, exists ? &b : NULL, &a);
 	if ((exists && keeps_old(r) && keep_old(r, to, leaf, d->wpath, 0) < 0) ||
 	    (!exists && note_added(r, d->wpath) < 0)) {
 		file_error(r, d->wpath, err_msg());
@@ -1500,7 +1540,7 @@ static int unsafe_link(struct receiver *r, const struct m_entry *e, const char *
 	    !safelink_unsafe(e->target, wpath))
 		return 0;
 	log_info("ignoring unsafe symlink \"%s\" -> \"%s\"", wpath, e->target);
-	report(r, CHG_UNSAFE, wpath);
+	report_target(r, CHG_UNSAFE, 0, wpath, e->target);
 	return 1;
 }
 

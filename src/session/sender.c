@@ -433,7 +433,8 @@ static int handle(struct sender *s, const struct msg *m)
 		return 0;
 	case MSG_CHANGE:
 		if (s->h->change)
-			s->h->change(s->h->ctx, m->u.change.kind, m->u.change.bits, m->u.change.path);
+			s->h->change(s->h->ctx, m->u.change.kind, m->u.change.bits, m->u.change.path,
+				     m->u.change.target[0] ? m->u.change.target : NULL);
 		return 0;
 	case MSG_RESULT:
 		/* The receiver's counts are the exact ones: what it committed,
@@ -712,7 +713,7 @@ static void sender_failed(struct sender *s, const char *wpath, const char *fmt, 
 	va_end(ap);
 	xfer_error(s->st, "%s", line);
 	if (s->h->change)
-		s->h->change(s->h->ctx, CHG_ERROR, 0, wpath[0] ? wpath : ".");
+		s->h->change(s->h->ctx, CHG_ERROR, 0, wpath[0] ? wpath : ".", NULL);
 }
 
 /* XMETA of an open file or directory (its FILE_BEGIN or DIR_META follows). */

@@ -334,7 +334,8 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 	uint32_t had = old ? (uint32_t)strtoul(old, NULL, 0) : 0;
 	if (old && ((!(had & HELLO_REQ_MORE) && (m->u.request.flags & ~0x1fffffffu)) ||
 		    (!(had & HELLO_MORE2) && (m->u.request.flags2 & ~0x7u)) ||
-		    (!(had & HELLO_MORE3) && (m->u.request.flags2 & ~0x1fu))))   /* (0x20-0x80) */
+		    (!(had & HELLO_MORE3) && (m->u.request.flags2 & ~0x1fu)) ||   /* (0x20-0x80) */
+		    (!(had & HELLO_MORE4) && (m->u.request.flags2 & ~0xffu))))
 		rc = err_set(-EBADMSG, "protocol: malformed REQUEST message (an older server)");
 #endif
 	/* a key no module knows yet, with the box's one-time code */

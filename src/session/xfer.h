@@ -13,8 +13,9 @@
 struct progress;
 
 struct xfer_hooks {
-	/* A change made (or, with --dry-run, that would be made); bits: CHGB_*. */
-	void (*change)(void *ctx, int kind, unsigned bits, const char *path);
+	/* A change made (or, with --dry-run, that would be made); bits: CHGB_*;
+	 * target: a symlink's, or a hard link's first name (CHG_HLINK*), or NULL. */
+	void (*change)(void *ctx, int kind, unsigned bits, const char *path, const char *target);
 	/* ls: one entry of a listing (type, mode, size, mtime, name, link target). */
 	void (*entry)(void *ctx, int type, uint32_t mode, uint64_t size, int64_t mtime,
 		      const char *name, const char *target);

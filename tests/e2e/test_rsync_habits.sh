@@ -199,6 +199,44 @@ grep -q "^update" "$T/last.out" && fail "--size-only sent a file of equal size"
 expect_rc 0 ferry_c push -v -I "$T/src/" "$(url m/i)"
 grep -q "^update *big" "$T/last.out" || fail "-I did not send an up-to-date file"
 
+note "-i and -v say a symlink's target and a hard link's first name, as rsync's %L: cL+++++++++ l -> t, cLc.t...... (changed), hf+++++++++ n => first"
+L=$T/lsrc; mkdir -p "$L/d"; echo data > "$L/f"; ln "$L/f" "$L/d/f2"
+ln -s f "$L/l1"; ln -s ../nowhere "$L/d/l2"
+# lines_of: a run's symlink lines, sorted (rsync and ferry walk in other orders)
+lines_of() { grep -E '^[c.]L' | LC_ALL=C sort; }
+rsync -aHi "$L/" "$T/lo/" | lines_of > "$T/want.l"
+[ "$(wc -l < "$T/want.l")" = 2 ] || { cat "$T/want.l"; fail "the oracle: not 2 symlink lines"; }
+expect_rc 0 ferry_c push -aHi "$L/" "$(url m/li/)"
+lines_of < "$T/last.out" | sed 's/^</>/' | diff "$T/want.l" - || { cat "$T/last.out"; fail "push -i: not rsync's symlink lines"; }
+# a hard link: one name sent, the other "hf+++++++++ NAME => THAT ONE", as in rsync's run
+grep -c '^hf+++++++++ ' "$T/last.out" | grep -qx 1 || { cat "$T/last.out"; fail "push -i: no hf line for the hard link"; }
+first=$(sed -n 's/^<f+++++++++ \(.*f2*\)$/\1/p' "$T/last.out")
+grep -qx "hf+++++++++ \(d/f2 => f\|f => d/f2\)" "$T/last.out" && [ -n "$first" ] ||
+  { cat "$T/last.out"; fail "push -i: the hf line does not name the file sent"; }
+expect_rc 0 ferry_c pull -aHi "$(url m/li/)" "$T/lback/"
+lines_of < "$T/last.out" | diff "$T/want.l" - || { cat "$T/last.out"; fail "pull -i: not rsync's symlink lines"; }
+grep -q '^hf+++++++++ .* => ' "$T/last.out" || { cat "$T/last.out"; fail "pull -i: no hf line"; }
+expect_rc 0 ferry_c push -aHv "$L/" "$(url m/li-v/)"
+grep -qx "link    l1 -> f" "$T/last.out" && grep -q "^hlink   .* => " "$T/last.out" ||
+  { cat "$T/last.out"; fail "push -v: no target or first name"; }
+# a symlink whose target and time change: rsync's cLc.t...... line
+rm "$L/l1"; ln -s d "$L/l1"; touch -h -d 2020-01-01 "$L/l1"
+rsync -aHi "$L/" "$T/lo/" | lines_of > "$T/want.l"
+grep -qx 'cLc\.t\.\.\.\.\.\. l1 -> d' "$T/want.l" || { cat "$T/want.l"; fail "the oracle: no cLc.t line"; }
+expect_rc 0 ferry_c push -aHi "$L/" "$(url m/li/)"
+lines_of < "$T/last.out" | diff "$T/want.l" - || { cat "$T/last.out"; fail "push -i: a changed symlink is not rsync's line"; }
+expect_rc 0 ferry_c pull -aHi "$(url m/li/)" "$T/lback/"
+lines_of < "$T/last.out" | diff "$T/want.l" - || { cat "$T/last.out"; fail "pull -i: a changed symlink is not rsync's line"; }
+# an older box (without HELLO feature 0x8): the lines it knows, no error
+stop_server
+FERRY_TEST_OLD_HELLO=0x7 start_server
+rm -rf "$T/mod/li"
+expect_rc 0 ferry_c push -aHi "$L/" "$(url m/li/)"
+grep -qx "cL+++++++++ l1" "$T/last.out" && grep -c '^<f+++++++++ ' "$T/last.out" | grep -qx 2 ||
+  { cat "$T/last.out"; fail "an older box: not its lines"; }
+stop_server
+start_server
+
 note "10.9: --existing, --ignore-existing, -b, --backup-dir, --chmod, --log-file"
 echo new > "$T/src/newfile"
 echo changed > "$T/src/sub/one"

@@ -315,7 +315,35 @@ static void test_change(void **state)
 	assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
 	assert_int_equal(back.u.change.bits, CHGB_CSUM | CHGB_XATTR | CHGB_ACL | CHGB_GROUP |
 					     CHGB_OWNER | CHGB_PERMS | CHGB_TIME | CHGB_SIZE);
-	m.u.change.kind = CHG_UNSAFE + 1;
+	/* kinds 10 and 11 and a symlink's change carry a target; nothing else does */
+	for (int k = CHG_NEW; k <= CHG_HLINK_UPD; k++) {
+		m.u.change.kind = (uint8_t)k;
+		m.u.change.bits = CHGB_TIME;
+		memset(m.u.change.target, 'x', MSG_MAX_PATH);
+		m.u.change.target[MSG_MAX_PATH] = '\0';
+		n = msg_encode(&m, buf, sizeof buf);
+		assert_true(n > 0);
+		int linked = k == CHG_HLINK || k == CHG_HLINK_UPD;
+		if (linked || k == CHG_LINK || k == CHG_META || k == CHG_UNSAFE) {
+			roundtrip(&m);
+			assert_int_equal(msg_decode(buf, (size_t)n, &back), 0);
+			assert_int_equal(strlen(back.u.change.target), MSG_MAX_PATH);
+			assert_int_equal(back.u.change.kind, k);
+		} else {
+			assert_int_equal(msg_decode(buf, (size_t)n, &back), -EBADMSG);
+		}
+		m.u.change.target[0] = '\0';
+		n = msg_encode(&m, buf, sizeof buf);
+		assert_int_equal(msg_decode(buf, (size_t)n, &back), linked ? -EBADMSG : 0);
+	}
+	/* the target flag with an empty target */
+	m.u.change.kind = CHG_LINK;
+	n = msg_encode(&m, buf, sizeof buf);
+	buf[1] |= CHG_F_TARGET;
+	buf[n] = 0;
+	buf[n + 1] = 0;
+	assert_int_equal(msg_decode(buf, (size_t)n + 2, &back), -EBADMSG);
+	m.u.change.kind = CHG_HLINK_UPD + 1;
 	n = msg_encode(&m, buf, sizeof buf);
 	assert_true(n < 0 || msg_decode(buf, (size_t)n, &back) == -EBADMSG);
 }
