@@ -27,6 +27,7 @@
 #include "util/err.h"
 #include "util/path.h"
 #include "util/pathset.h"
+#include "util/ratelimit.h"
 #include "util/log.h"
 
 enum pstate { P_UNDECIDED = 0, P_WANTED = 1, P_SKIPPED = 2 };
@@ -1396,19 +1397,34 @@ static void listed_not_found(struct sender *s)
 
 /* --- totals --------------------------------------------------------------- */
 
+/* The count before the walk (-P's TOTALS). It has a time budget: the peer
+ * hears nothing while it runs, and its I/O timeout (30 s by default) must
+ * not end the session; past the budget the totals are unknown (0: the
+ * progress line then has no percentage). */
+#define TOTALS_BUDGET_S 10.0
+struct count {
+	uint64_t files, bytes;
+	double until;   /* now_monotonic() */
+	int over;
+};
+
 /* Adds the regular files of the directory d->path (a local path; its wire
  * path is what follows the first `skip` bytes) to the totals and keeps its
  * listing on the stack for the descent, less what the walk will not send.
  * What cannot be read counts nothing: the totals only feed the progress line. */
 static void count_enter(const struct sender *s, uint16_t si, struct dirstack *d, size_t skip,
-			uint64_t *files, uint64_t *bytes)
+			struct count *c)
 {
 	struct dirlist l = { 0 };
 	struct stat st;
 	const char *wpath = strlen(d->path) > skip ? d->path + skip : "";
-	int dfd = jail_open_dir(s->srcs[si].jail, d->path, O_RDONLY);
+	int dfd;
 
-	if (dfd < 0)
+	if (now_monotonic() > c->until) {
+		c->over = 1;
+		return;
+	}
+	if ((dfd = jail_open_dir(s->srcs[si].jail, d->path, O_RDONLY)) < 0)
 		return;
 	if (dirlist_read_as(dfd, &l, s->o->follow) == 0 && fstat(dfd, &st) == 0 &&
 	    (!s->o->follow || !dirstack_find(d, st.st_dev, st.st_ino)) &&
@@ -1416,8 +1432,8 @@ static void count_enter(const struct sender *s, uint16_t si, struct dirstack *d,
 		drop_unsent(s, si, dfd, &l, wpath);
 		for (size_t i = 0; i < l.n; i++) {
 			if (S_ISREG(l.ents[i].st.st_mode)) {
-				(*files)++;
-				*bytes += (uint64_t)l.ents[i].st.st_size;
+				c->files++;
+				c->bytes += (uint64_t)l.ents[i].st.st_size;
 			}
 		}
 		dirstack_push(d, &l, &st);   /* out of memory: that subtree is not counted */
@@ -1427,8 +1443,7 @@ static void count_enter(const struct sender *s, uint16_t si, struct dirstack *d,
 }
 
 /* The same loop over a heap stack as the walk (walk_below): no recursion. */
-static void count_tree(const struct sender *s, size_t si, const char *lp, uint64_t *files,
-		       uint64_t *bytes)
+static void count_tree(const struct sender *s, size_t si, const char *lp, struct count *c)
 {
 	const struct source *src = &s->srcs[si];
 	size_t skip = src->base[0] ? strlen(src->base) + 1 : 0;
@@ -1437,10 +1452,10 @@ static void count_tree(const struct sender *s, size_t si, const char *lp, uint64
 	if (dirstack_init(&d, lp) < 0)
 		return;
 	xfilter_place(s->o->filter, src->jail, src->base);
-	count_enter(s, (uint16_t)si, &d, skip, files, bytes);
-	while (d.n) {
+	count_enter(s, (uint16_t)si, &d, skip, c);
+	while (d.n && !c->over) {
 		if (dirstack_next_dir(&d))
-			count_enter(s, (uint16_t)si, &d, skip, files, bytes);
+			count_enter(s, (uint16_t)si, &d, skip, c);
 		else
 			dirstack_pop(&d);
 	}
@@ -1451,10 +1466,15 @@ static void count_tree(const struct sender *s, size_t si, const char *lp, uint64
  * extra metadata walk, so it is only done when the client asks (-P). */
 static int send_totals(struct sender *s)
 {
-	uint64_t files = 0, bytes = 0;
+	struct count c = { .until = now_monotonic() + TOTALS_BUDGET_S };
+#ifdef FERRY_TEST_HOOKS
+	const char *budget = getenv("FERRY_TEST_TOTALS_BUDGET");   /* seconds */
+	if (budget)
+		c.until = now_monotonic() + strtod(budget, NULL);
+#endif
 
 	xfilter_place(s->o->filter, s->srcs[0].jail, s->srcs[0].base);
-	for (size_t i = 0; i < s->nsrc; i++) {
+	for (size_t i = 0; i < s->nsrc && !c.over; i++) {
 		char lp[PATH_MAX_WIRE + 1];
 		struct stat st;
 		const char *leaf;
@@ -1465,20 +1485,24 @@ static int send_totals(struct sender *s)
 		    (xfilter_goto(s->o->filter, "") < 0 || excluded_top(s, i, &st))) {
 			/* not sent: not counted */
 		} else if (got && S_ISREG(st.st_mode)) {
-			files++;
-			bytes += (uint64_t)st.st_size;
+			c.files++;
+			c.bytes += (uint64_t)st.st_size;
 		} else {
-			count_tree(s, i, lp, &files, &bytes);
+			count_tree(s, i, lp, &c);
 		}
 		if (dfd >= 0)
 			close(dfd);
 	}
 	xfilter_leave_all(s->o->filter);
+	if (c.over) {
+		log_debug("the totals took longer than %.0f s: not counted", TOTALS_BUDGET_S);
+		c.files = c.bytes = 0;
+	}
 	s->out.type = MSG_TOTALS;
-	s->out.u.totals.files = files;
-	s->out.u.totals.bytes = bytes;
+	s->out.u.totals.files = c.files;
+	s->out.u.totals.bytes = c.bytes;
 	if (s->h->progress)
-		progress_totals(s->h->progress, files, bytes);
+		progress_totals(s->h->progress, c.files, c.bytes);
 	return conn_send(s->c, &s->out);
 }
 

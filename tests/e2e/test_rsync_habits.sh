@@ -274,6 +274,12 @@ expect_rc 0 ferry_c push -I --info=progress2 "$T/src/" "$(url m/p)"
 grep -q "(xfr#2, to-chk=0/2)" "$T/last.out" || { cat -v "$T/last.out"; fail "--info=progress2 line missing"; }
 # not a terminal: \r alone, as rsync, no escape sequences in a log file
 grep -q "$(printf '\033')" "$T/last.out" && { cat -v "$T/last.out"; fail "terminal escapes written to a file"; }
+# the count before the walk has a time budget (10 s; a test build's
+# FERRY_TEST_TOTALS_BUDGET): the peer hears nothing meanwhile, and its
+# timeout must not end the session; past it the progress has no percentage
+FERRY_TEST_TOTALS_BUDGET=0 expect_rc 0 ferry_c push -I --info=progress2 "$T/src/" "$(url m/p)"
+grep -q ' ?% ' "$T/last.out" && ! grep -q 'to-chk' "$T/last.out" ||
+  { cat -v "$T/last.out"; fail "past the totals' budget: not a progress line without totals"; }
 expect_rc 0 ferry_c ls -r "$(url m/i)"
 grep -q " sub/one$" "$T/last.out" || { cat "$T/last.out"; fail "ls -r did not recurse"; }
 expect_rc 0 ferry_c ls "$(url m/i)"
