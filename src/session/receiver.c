@@ -71,6 +71,7 @@ enum { DELAY_DIR = 'D', DELAY_ENT = 'f', DELAY_ENT_DIR = 'd' };
 /* A delta that did not verify is asked for once more, whole (REDO); its
  * data may come before the wants queued after it. */
 #define MAX_REDO 64
+#define MAX_DEFERRED 64   /* links waiting for a REDO; past that they fail */
 
 struct dmeta {
 	uint64_t after;         /* apply once this many wants are done */
@@ -80,6 +81,7 @@ struct dmeta {
 	char *path;             /* owned */
 	char *link_to;          /* -H: path is a hard link to this one, not a directory (owned) */
 	char *wpath;            /* ... and its wire path, for messages (owned) */
+	int first_failed;       /* -H: link_to did not get the sender's data: no link */
 	int have_old;           /* old: the directory's stat when its listing began */
 	struct stat old;        /* (what a snapshot keeps: its files change its mtime) */
 };
@@ -149,6 +151,10 @@ struct receiver {
 	size_t nfailed;
 	struct want redo[MAX_REDO];
 	size_t nredo;
+	/* -H: links whose first name's data was asked for again (REDO), made
+	 * once it has come; outside the meta queue the sender counts */
+	struct dmeta deferred[MAX_DEFERRED];
+	size_t ndeferred;
 	uint32_t index, decided_sent;
 	int end_seen;
 	/* the directory the last file was written to */
@@ -402,12 +408,67 @@ static int dir_meta_set(struct receiver *r, int fd, const struct dmeta *d)
 	return 0;
 }
 
+/* A file asked for again (REDO) whose data has not come yet. */
+static int redo_pending(const struct receiver *r, const char *path)
+{
+	for (size_t i = 0; i < r->nredo; i++)
+		if (!strcmp(r->redo[i].path, path))
+			return 1;
+	return 0;
+}
+
+static void make_hard_link(struct receiver *r, const struct dmeta *d);
+
+/* The links that waited for `path`'s data asked for again (NULL: all that
+ * still wait, at the end): made if it came (ok), else refused. */
+static void deferred_links(struct receiver *r, const char *path, int ok)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < r->ndeferred; i++) {
+		struct dmeta *d = &r->deferred[i];
+		if (path && strcmp(d->link_to, path)) {
+			r->deferred[kept++] = *d;
+			continue;
+		}
+		d->first_failed = !ok;
+		make_hard_link(r, d);
+		free(d->link_to);
+		free(d->wpath);
+		free(d->path);
+	}
+	r->ndeferred = kept;
+}
+
+/* `path` did not get the sender's data (its transfer failed): the hard
+ * links waiting to be made to it are refused, not made to the old version. */
+static void links_refused(struct receiver *r, const char *path)
+{
+	for (size_t i = 0; i < r->mcount; i++) {
+		struct dmeta *d = &r->mq[(r->mhead + i) % r->mcap];
+		if (d->link_to && !strcmp(d->link_to, path))
+			d->first_failed = 1;
+	}
+}
+
 static void meta_apply_ready(struct receiver *r, int all)
 {
 	while (r->mcount) {
 		struct dmeta *d = &r->mq[r->mhead];
 		if (!all && d->after > r->wants_done)
 			break;
+		/* a link to a name whose data was asked for again waits for it
+		 * aside (the sender counts this queue as it empties) */
+		if (d->link_to && redo_pending(r, d->link_to)) {
+			if (!all && r->ndeferred < MAX_DEFERRED) {
+				r->deferred[r->ndeferred++] = *d;   /* its strings go along */
+				r->meta_bytes -= d->wire_len;
+				r->mhead = (r->mhead + 1) % r->mcap;
+				r->mcount--;
+				continue;
+			}
+			d->first_failed = 1;
+		}
 		if (d->link_to) {
 			make_hard_link(r, d);
 			free(d->link_to);
@@ -1386,6 +1447,11 @@ static void make_hard_link(struct receiver *r, const struct dmeta *d)
 		file_error(r, d->wpath, "its first link is not here, so it is not linked");
 		goto out;
 	}
+	if (d->first_failed) {
+		file_error(r, d->wpath, "not linked: the data of the first name of its hard-link "
+			   "group did not arrive");
+		goto out;
+	}
 	int exists = fstatat(to, leaf, &b, AT_SYMLINK_NOFOLLOW) == 0;
 	if (exists && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 		r->st->files_skipped++;
@@ -2146,6 +2212,13 @@ static int receive(struct receiver *r, const struct m_file_begin *fb, struct wan
 				   &why);
 	}
 	basis_close(&b);
+#ifdef FERRY_TEST_HOOKS
+	/* test builds (test_hardlinks): every delta of a push fails its check once */
+	if (rc == 1 && w->block && getenv("FERRY_TEST_DELTA_MISMATCH")) {
+		rc = 0;
+		why = "a test build's forced mismatch";
+	}
+#endif
 	if (rc == 1) {
 		commit_file(r, &f, fb, dfd, leaf, w->path, fb->size);
 		if (stale)
@@ -2179,7 +2252,13 @@ static int on_file(struct receiver *r, const struct m_file_begin *fb)
 	if (!w)
 		return err_set(-EBADMSG, "protocol: data for entry %u, which was not asked for",
 			       fb->index);
+	uint32_t errors = r->st->errors;
 	int rc = receive(r, fb, w);
+	int failed = r->st->errors != errors;   /* for good: the old version stays */
+	if (failed)
+		links_refused(r, w->path);
+	if (redo)
+		deferred_links(r, w->path, rc == 0 && !failed);
 	want_done(r, w, redo);
 	return rc;
 }
@@ -2401,6 +2480,7 @@ static int finish(struct receiver *r)
 	if (rc < 0)
 		xfer_error(r->st, "%s", err_msg());   /* what is left stays: nothing lost */
 	meta_apply_ready(r, 1);
+	deferred_links(r, NULL, 0);   /* a REDO that never came: none made */
 	/* a snapshot is committed before success is reported (and synced with
 	 * the files) */
 	/* a push with failed files is still a snapshot, marked partial with
@@ -2439,6 +2519,12 @@ static void cleanup(struct receiver *r)
 	XXH3_freeState(r->xh);
 	while (r->nredo)
 		free(r->redo[--r->nredo].path);
+	while (r->ndeferred) {   /* a session that ended early: no link made */
+		struct dmeta *d = &r->deferred[--r->ndeferred];
+		free(d->link_to);
+		free(d->wpath);
+		free(d->path);
+	}
 	for (size_t i = 0; i < r->nfailed; i++)
 		free(r->failed[i]);
 	while (r->wcount) {

@@ -133,6 +133,31 @@ mine=$(sed -n 's/^Total file size: \([0-9]*\) bytes$/\1/p' "$T/last.out")
 theirs=$(rsync -aH --stats "$G/" "$T/hlr/st/" | sed -n 's/^Total file size: \([0-9,]*\) bytes$/\1/p' | tr -d ,)
 [ -n "$mine" ] && [ "$mine" = "$theirs" ] || { cat "$T/last.out"; fail "total file size $mine, rsync's $theirs"; }
 
+note "a link waits for its first name's data asked for again (a delta that did not verify), and is never made to the old version"
+R=$T/redo; mkdir -p "$R"; head -c 400000 /dev/urandom > "$R/a"
+stop_server
+FERRY_TEST_DELTA_MISMATCH=1 start_server   # a test build: every delta fails its check once
+expect_rc 0 ferry_c push -a "$R/" "$(url m/redo/)"
+printf 'changed in the middle' | dd of="$R/a" bs=1 seek=200000 conv=notrunc status=none
+ln "$R/a" "$R/b"
+expect_rc 0 ferry_c push -aHv "$R/" "$(url m/redo/)"
+grep -q "^retry *a$" "$T/last.out" || { cat "$T/last.out"; fail "the delta was not retried (the hook did not bite)"; }
+cmp -s "$R/a" "$T/mod/redo/b" || fail "b is not a's new data (linked to the old version)"
+[ "$(stat -c %i "$T/mod/redo/a")" = "$(stat -c %i "$T/mod/redo/b")" ] || fail "b is not linked to a"
+stop_server
+note "... and where the first name's data fails for good, its other names are not linked to the old version"
+head -c 400000 /dev/urandom > "$R/c.new"; mv "$R/c.new" "$R/a"; rm "$R/b"; ln "$R/a" "$R/b"
+rm "$T/mod/redo/b"
+FERRY_TEST_EIO_AFTER=1000 start_server   # a test build: the box's disk fails after 1000 bytes
+expect_rc 23 ferry_c push -aHWi "$R/" "$(url m/redo/)"
+[ ! -e "$T/mod/redo/b" ] || fail "b was made (linked to a's old version)"
+grep -q "2 file(s) failed" "$T/last.err" && grep -qx '\*failed     b' "$T/last.out" ||
+  { cat "$T/last.out" "$T/last.err"; fail "b's refusal not counted"; }
+grep -q "b: not linked: the data of the first name of its hard-link group did not arrive" "$T/server.log" ||
+  { tail "$T/server.log"; fail "b's refusal not said in the log"; }
+stop_server
+start_server
+
 note "a malicious client's link references: refused, nothing written, the daemon serving on"
 HF=0x4000010   # REQ_HARD_LINKS | REQ_CHANGES
 evil_push() { evil_script m "$@"; }   # FLAGS LINES...
