@@ -521,6 +521,8 @@ static int dest_open_dry(const char *dir, const char *leaf, struct jail *j, char
 	snprintf(name, sizeof name, "%s", leaf);   /* leaf may be root itself */
 	snprintf(a, sizeof a, "%s", dir);
 	while (!(stat(a, &st) == 0 && S_ISDIR(st.st_mode))) {
+		if (lstat(a, &st) == 0)   /* as the real run would find it */
+			return err_set(-ENOTDIR, "--mkpath: %s is in the way: not a directory", a);
 		char *s = strrchr(a, '/');
 		if (!s) {
 			snprintf(a, sizeof a, ".");

@@ -471,6 +471,11 @@ for shape in "mk/dir x/y/d" "mk/dir/ x/y/d/" "mk/file x/y/f2" "mk/file x/y/"; do
     { (cd "$T/mkf" && find "$i" | sort); (cd "$T/mkr" && find "$i" | sort); fail "pull --mkpath $shape: not rsync's tree"; }
   rm -rf "${T:?}/mkf/$i"
 done
+touch "$T/mkf/afile"   # a file on the way: -n says what the real run meets
+expect_rc 3 ferry_c pull -an --mkpath "$(url m/mk/file)" "$T/mkf/afile/sub/f"
+grep -q "afile is in the way: not a directory" "$T/last.err" || { cat "$T/last.err"; fail "-n --mkpath through a file"; }
+expect_rc 3 ferry_c pull -a --mkpath "$(url m/mk/file)" "$T/mkf/afile/sub/f"
+rm "$T/mkf/afile"
 expect_rc 3 ferry_c pull -a "$(url m/mk/file)" "$T/mkf/no/such/f"
 grep -q "only the last part of a destination is made; --mkpath makes them all" "$T/last.err" || { cat "$T/last.err"; fail "no hint of --mkpath"; }
 
