@@ -395,7 +395,7 @@ static int fit_request(const struct remote *r, const struct client_opts *o,
 	if (!(server->features & HELLO_MORE3))
 		q->flags2 &= ~REQ2_CHG_CSUM;
 	if (!(server->features & HELLO_MORE4))
-		q->flags2 &= ~REQ2_CHG_TARGET;
+		q->flags2 &= ~(REQ2_CHG_TARGET | REQ2_NOOP);
 	if (server->features & HELLO_REQ_MORE)
 		return 0;
 	q->flags2 &= ~REQ2_VANISHED;

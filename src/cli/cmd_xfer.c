@@ -52,6 +52,7 @@ static void request_init(struct m_request *rq, int op, const struct xfer_cli *x,
 	/* ... and say a symlink's target and a hard link's first name */
 	if (op == OP_PUSH && (x->flags & REQ_CHANGES))
 		rq->flags2 |= REQ2_CHG_TARGET;
+	rq->flags2 |= REQ2_NOOP;   /* conn_recv skips them */
 	rq->max_size = x->max_size;
 	rq->min_size = x->min_size;
 	rq->modify_window = op == OP_PULL ? 0 : x->modify_window;

@@ -37,6 +37,7 @@ const char *msg_type_name(uint8_t type)
 	case MSG_NEED_END: return "NEED_END";
 	case MSG_REFINE: return "REFINE";
 	case MSG_REFINE_END: return "REFINE_END";
+	case MSG_NOOP: return "NOOP";
 	case MSG_BENCH: return "BENCH";
 	case MSG_BENCH_DONE: return "BENCH_DONE";
 	case MSG_BENCH_STAGE: return "BENCH_STAGE";
@@ -403,6 +404,8 @@ static void rd_fields(struct rd *r, struct msg *m)
 	case MSG_REFINE_END:
 		m->u.index.index = rd_u32(r);
 		break;
+	case MSG_NOOP:   /* no fields */
+		break;
 	case MSG_WANT_DELTA:
 	case MSG_FILE_SIG:
 		m->u.want_delta.index = rd_u32(r);
@@ -676,6 +679,8 @@ static void wr_fields(struct wr *w, const struct msg *m)
 	case MSG_WANT:
 	case MSG_DECIDED:
 		wr_u32(w, m->u.index.index);
+		break;
+	case MSG_NOOP:
 		break;
 	case MSG_FILE_SIG:
 	case MSG_WANT_DELTA:

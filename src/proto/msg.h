@@ -77,7 +77,7 @@ enum msg_type {
 	MSG_WANT = 0x30, MSG_DECIDED = 0x31, MSG_CHANGE = 0x32, MSG_RESULT = 0x33,
 	MSG_WANT_DELTA = 0x34, MSG_SIG = 0x35, MSG_REDO = 0x36,
 	MSG_WANT_SIG = 0x37, MSG_FILE_SIG = 0x38, MSG_NEED = 0x39, MSG_NEED_END = 0x3a,
-	MSG_REFINE = 0x3b, MSG_REFINE_END = 0x3c,
+	MSG_REFINE = 0x3b, MSG_REFINE_END = 0x3c, MSG_NOOP = 0x3d,
 	MSG_BENCH = 0x50, MSG_BENCH_DONE = 0x51, MSG_BENCH_STAGE = 0x52,
 	MSG_VERIFY = 0x53, MSG_VERIFY_BAD = 0x54, MSG_VERIFY_STATUS = 0x55,
 	MSG_PAKE = 0x56, MSG_PAKE_TAG = 0x57,
@@ -143,7 +143,10 @@ enum op { OP_PUSH = 1, OP_PULL = 2, OP_LIST = 3, OP_BENCH = 4, OP_VERIFY = 5, OP
 				   * of this transfer (-F, dir-merge) excludes */
 #define REQ2_CHG_TARGET 0x100u /* this client knows CHANGE's target and kinds 10 and 11
 				     * (-i's "-> target" and "=> first"; no field) */
-#define REQ2_KNOWN    0x1ffu
+#define REQ2_NOOP     0x200u /* this client skips NOOP, which a busy box sends it every second
+				  * (-c's hash of a large file, --delete-delay's deletions) so
+				  * that its I/O timeout does not end the session (no field) */
+#define REQ2_KNOWN    0x3ffu
 /* What makes the sender describe entries with XMETA. */
 #define REQ_XMETA (REQ_OWNER | REQ_GROUP | REQ_XATTRS | REQ_ACLS)
 
@@ -224,8 +227,9 @@ enum refuse_code { REF_UNKNOWN_MODULE = 1, REF_NOT_AUTHORIZED = 2, REF_READ_ONLY
 #define HELLO_MORE3    0x4u   /* REQUEST flags2 0x20, 0x40 and 0x80: a client asks for
 			       * --delete-delay or --delete-after, or says it knows CHANGE bit
 			       * 0x80, only to such a server */
-#define HELLO_MORE4    0x8u   /* REQUEST flags2 0x100: a client says it knows CHANGE's target
-			       * and kinds 10 and 11 only to such a server */
+#define HELLO_MORE4    0x8u   /* REQUEST flags2 0x100 and 0x200: a client says it knows
+			       * CHANGE's target and kinds 10 and 11, and NOOP, only to such
+			       * a server */
 
 struct hello {
 	uint8_t version;

@@ -24,7 +24,18 @@ int conn_send(struct conn *c, const struct msg *m)
 	int n = msg_encode(m, c->out, sizeof c->out);
 	if (n < 0)
 		return n;
+	c->last_send = now_monotonic();
 	return chan_send(c->ch, c->out, (size_t)n);
+}
+
+int conn_keepalive(struct conn *c)
+{
+	struct msg m = { .type = MSG_NOOP };
+
+	if (!c || !c->noop || now_monotonic() - c->last_send < 1.0)
+		return 0;
+	int rc = conn_send(c, &m);
+	return rc < 0 ? rc : conn_flush(c);
 }
 
 int conn_send_len(struct conn *c, uint8_t type, uint64_t v)
@@ -42,15 +53,18 @@ int conn_recv(struct conn *c, struct msg *m)
 {
 	const uint8_t *p;
 	size_t n;
-	int rc = chan_recv(c->ch, &p, &n);
+	int rc;
 
-	if (rc == -EPIPE)
-		return err_set(-EPIPE, "connection closed by peer");
-	if (rc < 0)
-		return rc;
-	rc = msg_decode(p, n, m);
-	if (rc < 0)
-		return rc;
+	do {
+		rc = chan_recv(c->ch, &p, &n);
+		if (rc == -EPIPE)
+			return err_set(-EPIPE, "connection closed by peer");
+		if (rc < 0)
+			return rc;
+		rc = msg_decode(p, n, m);
+		if (rc < 0)
+			return rc;
+	} while (m->type == MSG_NOOP);
 	if (m->type == MSG_ERROR) {
 		c->peer_code = m->u.refuse.code;
 		return err_set(-ECONNABORTED, "peer reported: %s", m->u.refuse.reason);

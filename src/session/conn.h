@@ -22,6 +22,9 @@ struct conn {
 					   checked against the hash recorded when it was stored */
 	int fake_super;                 /* a sender in a fake-super module: a file's mode is the
 					   one stored with it (session/xmeta.h) */
+	int noop;                       /* the peer skips NOOP (its REQUEST had REQ2_NOOP):
+					   conn_keepalive sends them */
+	double last_send;               /* now_monotonic() of the last message sent */
 	uint8_t out[MSG_MAX_ENCODED];
 };
 
@@ -33,8 +36,9 @@ void conn_set_protection(struct conn *c, int prot, uint32_t req_flags);
 int conn_send(struct conn *c, const struct msg *m);
 /* Sends a message with one u64/u32 field quickly: DATA, HOLE, WANT, DECIDED. */
 int conn_send_len(struct conn *c, uint8_t type, uint64_t v);
-/* Receives and decodes the next message. A peer's MSG_ERROR becomes
- * -ECONNABORTED with err_msg() "peer reported: <reason>". A clean EOF is -EPIPE. */
+/* Receives and decodes the next message, NOOPs skipped. A peer's MSG_ERROR
+ * becomes -ECONNABORTED with err_msg() "peer reported: <reason>". A clean
+ * EOF is -EPIPE. */
 int conn_recv(struct conn *c, struct msg *m);
 /* 1 if a message can be received without waiting. */
 int conn_pending(struct conn *c);
@@ -46,5 +50,12 @@ int conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
 /* Best effort: tells the peer why we stop (MSG_ERROR) and flushes. */
 void conn_fail(struct conn *c, uint16_t code, const char *reason);
 int conn_flush(struct conn *c);
+/* In a long piece of work that sends nothing (a hash of a large file, many
+ * deletions): a NOOP, flushed, when nothing was sent for a second and the
+ * peer skips them, so that its I/O timeout (the client's: 30 s by default)
+ * does not end the session. The peer's conn_recv skips NOOPs, and each NOOP
+ * comes before a message of the work's result, so no wait is changed.
+ * c may be NULL. */
+int conn_keepalive(struct conn *c);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -45,17 +46,29 @@ void filedata_hash_out(XXH3_state_t *h, uint8_t out[MSG_HASH_LEN])
 	memcpy(out, canon.digest, MSG_HASH_LEN);
 }
 
-int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN])
+int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN], struct conn *c)
 {
 	static uint8_t buf[1 << 16];
 	XXH3_state_t *h = XXH3_createState();
 	ssize_t n;
+#ifdef FERRY_TEST_HOOKS
+	/* test builds (test_rsync_habits): a slow disk, N ms per 64 KiB */
+	const char *slow = getenv("FERRY_TEST_SLOW_HASH");
+	long slow_ms = slow ? atol(slow) : 0;
+#endif
 
 	if (!h)
 		return err_set(-ENOMEM, "out of memory");
 	XXH3_128bits_reset(h);
-	while ((n = read(fd, buf, sizeof buf)) > 0)
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
 		XXH3_128bits_update(h, buf, (size_t)n);
+#ifdef FERRY_TEST_HOOKS
+		if (slow_ms > 0)
+			nanosleep(&(struct timespec){ .tv_sec = slow_ms / 1000,
+						      .tv_nsec = slow_ms % 1000 * 1000000 }, NULL);
+#endif
+		conn_keepalive(c);
+	}
 	filedata_hash_out(h, out);
 	XXH3_freeState(h);
 	return n < 0 ? -errno : 0;

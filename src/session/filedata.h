@@ -59,7 +59,8 @@ int filedata_recv(struct conn *c, const struct m_file_begin *fb, struct afile *f
  * refused the next record, or asked for 0 bytes (issue 9, F6). */
 size_t filedata_piece(uint64_t left);
 
-/* xxh3-128 of a whole file, canonical (big-endian) bytes. */
-int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN]);
+/* xxh3-128 of a whole file, canonical (big-endian) bytes; c (may be NULL)
+ * gets its keepalives while it reads (conn_keepalive). */
+int filedata_hash_fd(int fd, uint8_t out[MSG_HASH_LEN], struct conn *c);
 
 #endif

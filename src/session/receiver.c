@@ -986,7 +986,7 @@ static int same_hash(struct receiver *r, const char *name, const uint8_t *hash)
 		close(fd);
 		return 0;
 	}
-	int rc = filedata_hash_fd(fd, mine);
+	int rc = filedata_hash_fd(fd, mine, r->c);
 	close(fd);
 	return rc == 0 && !memcmp(mine, hash, MSG_HASH_LEN);
 }
@@ -2417,6 +2417,8 @@ static int delay_one(void *arg, uint8_t kind, const char *path)
 	struct receiver *r = arg;
 	char wpath[PATH_MAX_WIRE + 1], lp[PATH_MAX_WIRE + 1];
 	struct stat st;
+
+	conn_keepalive(r->c);   /* 100,000 deletions on a USB stick take a while */
 
 	if (kind == DELAY_DIR) {
 		delay_dir_done(r);

@@ -784,7 +784,7 @@ static int hash_file(struct sender *s, uint16_t si, const char *wpath, uint8_t o
 	int fd = open_source_file(s, si, wpath, &sb);
 	if (fd < 0)
 		return fd;
-	int rc = filedata_hash_fd(fd, out);
+	int rc = filedata_hash_fd(fd, out, s->c);
 	close(fd);
 	return rc;
 }

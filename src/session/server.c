@@ -338,6 +338,8 @@ int server_session(struct channel *ch, const struct server_ctx *sc)
 		    (!(had & HELLO_MORE4) && (m->u.request.flags2 & ~0xffu))))
 		rc = err_set(-EBADMSG, "protocol: malformed REQUEST message (an older server)");
 #endif
+	/* a client that skips NOOPs gets them while this side works long */
+	c.noop = rc == 0 && (m->u.request.flags2 & REQ2_NOOP);
 	/* a key no module knows yet, with the box's one-time code */
 	if (rc == 0 && m->u.request.op == OP_PAIR) {
 		rc = pairsrv_run(&c, sc, &m->u.request);

@@ -280,6 +280,22 @@ grep -q "$(printf '\033')" "$T/last.out" && { cat -v "$T/last.out"; fail "termin
 FERRY_TEST_TOTALS_BUDGET=0 expect_rc 0 ferry_c push -I --info=progress2 "$T/src/" "$(url m/p)"
 grep -q ' ?% ' "$T/last.out" && ! grep -q 'to-chk' "$T/last.out" ||
   { cat -v "$T/last.out"; fail "past the totals' budget: not a progress line without totals"; }
+
+note "a box that works longer than the client's I/O timeout without a word (-c hashing on a slow disk) sends NOOPs: the session lives"
+mkdir -p "$T/ka"; head -c 1048576 /dev/urandom > "$T/ka/f"
+expect_rc 0 ferry_c push -a "$T/ka/" "$(url m/ka/)"
+touch -d 2020-01-01 "$T/ka/f"   # another time, the same contents: -c hashes the box's copy
+stop_server
+FERRY_TEST_SLOW_HASH=250 start_server   # a test build: 250 ms per 64 KiB, 4 s for the file
+expect_rc 0 ferry_c push -ac --timeout 2 "$T/ka/" "$(url m/ka/)"
+expect_rc 0 ferry_c pull -ac --timeout 2 "$(url m/ka/)" "$T/ka-back/"
+cmp -s "$T/ka/f" "$T/ka-back/f" || fail "pull -c with NOOPs: not the file"
+stop_server
+FERRY_TEST_OLD_HELLO=0x7 FERRY_TEST_SLOW_HASH=250 start_server   # an older box: no NOOPs
+touch -d 2021-01-01 "$T/ka/f"
+expect_rc 30 ferry_c push -ac --timeout 2 "$T/ka/" "$(url m/ka/)"
+stop_server
+start_server
 expect_rc 0 ferry_c ls -r "$(url m/i)"
 grep -q " sub/one$" "$T/last.out" || { cat "$T/last.out"; fail "ls -r did not recurse"; }
 expect_rc 0 ferry_c ls "$(url m/i)"

@@ -348,6 +348,18 @@ static void test_change(void **state)
 	assert_true(n < 0 || msg_decode(buf, (size_t)n, &back) == -EBADMSG);
 }
 
+static void test_noop(void **state)
+{
+	struct msg m = { .type = MSG_NOOP }, back;
+
+	(void)state;
+	roundtrip(&m);
+	int n = msg_encode(&m, buf, sizeof buf);
+	assert_int_equal(n, 1);
+	assert_int_equal(msg_decode(buf, 1, &back), 0);
+	assert_int_equal(back.type, MSG_NOOP);
+}
+
 static void test_refuses_bad_values(void **state)
 {
 	(void)state;
@@ -684,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_writer_overflow),
 		cmocka_unit_test(test_roundtrip_all),
 		cmocka_unit_test(test_change),
+		cmocka_unit_test(test_noop),
 		cmocka_unit_test(test_refuses_bad_values),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_xmeta_limits),
