@@ -517,7 +517,7 @@ static int dest_open_dry(const char *dir, const char *leaf, struct jail *j, char
 {
 	char a[4097], name[4097];
 	struct stat st;
-	size_t off;
+	int none = 0;   /* no directory of `dir` is there: the jail is "." */
 
 	snprintf(name, sizeof name, "%s", leaf);   /* leaf may be root itself */
 	snprintf(a, sizeof a, "%s", dir);
@@ -527,12 +527,12 @@ static int dest_open_dry(const char *dir, const char *leaf, struct jail *j, char
 		char *s = strrchr(a, '/');
 		if (!s) {
 			snprintf(a, sizeof a, ".");
+			none = 1;
 			break;
 		}
 		s[s == a] = '\0';   /* "/x" goes to "/" */
 	}
-	off = strcmp(a, ".") || !strncmp(dir, "./", 2) || !strcmp(dir, ".") ? strlen(a) : 0;
-	const char *rest = dir + off;
+	const char *rest = dir + (none ? 0 : strlen(a));
 	rest += strspn(rest, "/");
 	if ((size_t)snprintf(root, cap, "%s%s%s", rest, *rest ? "/" : "", name) >= cap)
 		return err_set(-ENAMETOOLONG, "%s: path too long", dir);

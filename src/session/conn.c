@@ -24,18 +24,34 @@ int conn_send(struct conn *c, const struct msg *m)
 	int n = msg_encode(m, c->out, sizeof c->out);
 	if (n < 0)
 		return n;
-	c->last_send = now_monotonic();
 	return chan_send(c->ch, c->out, (size_t)n);
 }
 
+/* The clock is read here, in the long work, not on every send: the
+ * channel's count of bytes written tells whether the peer heard from us. */
 int conn_keepalive(struct conn *c)
 {
 	struct msg m = { .type = MSG_NOOP };
+	struct chan_stats st;
 
-	if (!c || !c->noop || now_monotonic() - c->last_send < 1.0)
+	if (!c || !c->noop)
+		return 0;
+	double now = now_monotonic();
+	chan_get_stats(c->ch, &st);
+	if (!c->ka_at || st.bytes_out != c->ka_out) {
+		c->ka_out = st.bytes_out;
+		c->ka_at = now;
+		return 0;
+	}
+	if (now - c->ka_at < 1.0)
 		return 0;
 	int rc = conn_send(c, &m);
-	return rc < 0 ? rc : conn_flush(c);
+	if (rc == 0)
+		rc = conn_flush(c);
+	chan_get_stats(c->ch, &st);
+	c->ka_out = st.bytes_out;
+	c->ka_at = now;
+	return rc;
 }
 
 int conn_send_len(struct conn *c, uint8_t type, uint64_t v)

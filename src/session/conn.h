@@ -24,7 +24,8 @@ struct conn {
 					   one stored with it (session/xmeta.h) */
 	int noop;                       /* the peer skips NOOP (its REQUEST had REQ2_NOOP):
 					   conn_keepalive sends them */
-	double last_send;               /* now_monotonic() of the last message sent */
+	uint64_t ka_out;                /* conn_keepalive: the channel's bytes out when */
+	double ka_at;                   /* ... it last saw them change (0: not yet) */
 	uint8_t out[MSG_MAX_ENCODED];
 };
 
@@ -51,7 +52,7 @@ int conn_refuse(struct conn *c, uint16_t code, const char *fmt, ...)
 void conn_fail(struct conn *c, uint16_t code, const char *reason);
 int conn_flush(struct conn *c);
 /* In a long piece of work that sends nothing (a hash of a large file, many
- * deletions): a NOOP, flushed, when nothing was sent for a second and the
+ * deletions): a NOOP, flushed, when nothing was written for a second and the
  * peer skips them, so that its I/O timeout (the client's: 30 s by default)
  * does not end the session. The peer's conn_recv skips NOOPs, and each NOOP
  * comes before a message of the work's result, so no wait is changed.

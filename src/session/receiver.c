@@ -419,6 +419,21 @@ static int redo_pending(const struct receiver *r, const char *path)
 
 static void make_hard_link(struct receiver *r, const struct dmeta *d);
 
+static void dmeta_free(struct dmeta *d)
+{
+	free(d->path);
+	free(d->link_to);
+	free(d->wpath);
+}
+
+/* The head of the meta queue leaves it (its strings are the caller's). */
+static void meta_pop(struct receiver *r)
+{
+	r->meta_bytes -= r->mq[r->mhead].wire_len;
+	r->mhead = (r->mhead + 1) % r->mcap;
+	r->mcount--;
+}
+
 /* The links that waited for `path`'s data asked for again (NULL: all that
  * still wait, at the end): made if it came (ok), else refused. */
 static void deferred_links(struct receiver *r, const char *path, int ok)
@@ -433,9 +448,7 @@ static void deferred_links(struct receiver *r, const char *path, int ok)
 		}
 		d->first_failed = !ok;
 		make_hard_link(r, d);
-		free(d->link_to);
-		free(d->wpath);
-		free(d->path);
+		dmeta_free(d);
 	}
 	r->ndeferred = kept;
 }
@@ -462,21 +475,15 @@ static void meta_apply_ready(struct receiver *r, int all)
 		if (d->link_to && redo_pending(r, d->link_to)) {
 			if (!all && r->ndeferred < MAX_DEFERRED) {
 				r->deferred[r->ndeferred++] = *d;   /* its strings go along */
-				r->meta_bytes -= d->wire_len;
-				r->mhead = (r->mhead + 1) % r->mcap;
-				r->mcount--;
+				meta_pop(r);
 				continue;
 			}
 			d->first_failed = 1;
 		}
 		if (d->link_to) {
 			make_hard_link(r, d);
-			free(d->link_to);
-			free(d->wpath);
-			free(d->path);
-			r->meta_bytes -= d->wire_len;
-			r->mhead = (r->mhead + 1) % r->mcap;
-			r->mcount--;
+			dmeta_free(d);
+			meta_pop(r);
 			continue;
 		}
 		int fd = jail_open_dir(r->j, d->path, O_RDONLY);
@@ -487,10 +494,8 @@ static void meta_apply_ready(struct receiver *r, int all)
 				   d->path[0] ? d->path : ".", fd < 0 ? err_msg() : strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		free(d->path);
-		r->meta_bytes -= d->wire_len;
-		r->mhead = (r->mhead + 1) % r->mcap;
-		r->mcount--;
+		dmeta_free(d);
+		meta_pop(r);
 	}
 }
 
@@ -2521,12 +2526,8 @@ static void cleanup(struct receiver *r)
 	XXH3_freeState(r->xh);
 	while (r->nredo)
 		free(r->redo[--r->nredo].path);
-	while (r->ndeferred) {   /* a session that ended early: no link made */
-		struct dmeta *d = &r->deferred[--r->ndeferred];
-		free(d->link_to);
-		free(d->wpath);
-		free(d->path);
-	}
+	while (r->ndeferred)   /* a session that ended early: no link made */
+		dmeta_free(&r->deferred[--r->ndeferred]);
 	for (size_t i = 0; i < r->nfailed; i++)
 		free(r->failed[i]);
 	while (r->wcount) {
@@ -2536,11 +2537,8 @@ static void cleanup(struct receiver *r)
 	}
 	free(r->wq);
 	while (r->mcount) {
-		free(r->mq[r->mhead].path);
-		free(r->mq[r->mhead].link_to);
-		free(r->mq[r->mhead].wpath);
-		r->mhead = (r->mhead + 1) % r->mcap;
-		r->mcount--;
+		dmeta_free(&r->mq[r->mhead]);
+		meta_pop(r);
 	}
 	free(r->mq);
 	xmeta_dst_free(&r->xd);
