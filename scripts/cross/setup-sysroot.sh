@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/cross/setup-sysroot.sh ARCH [ARCH...]
+# scripts/cross/setup-sysroot.sh [--host-pkgs] ARCH [ARCH...]
 #
 # Prepares everything needed to cross-build and emulate ferry for ARCH on a
 # Debian 12 x86-64 host, cached under .cross/ (FERRY_CROSS_DIR):
@@ -19,11 +19,13 @@
 # Re-running is cheap: a sysroot whose stamp matches this script's recipe is
 # kept. FERRY_CROSS_FORCE=1 rebuilds it. FERRY_CROSS_EXTRA_PKGS adds Debian
 # packages to the Debian sysroots (e.g. "libssl-dev" for -DFERRY_OPENSSL=ON).
+# --host-pkgs installs the host packages alone (make check does so before its
+# suites, and builds the sysroots beside them).
 set -euo pipefail
 # shellcheck source=scripts/cross/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,23p' "$0"; exit 2; }
 
 RECIPE_VERSION=8
 DEB_PKGS="libc6-dev libsodium-dev libxxhash-dev libzstd-dev libcmocka-dev ${FERRY_CROSS_EXTRA_PKGS:-}"
@@ -265,6 +267,11 @@ musl_sysroot() {
 }
 
 # ------------------------------------------------------------- main
+if [ "$1" = --host-pkgs ]; then  # the host's packages alone (apt-get; no sysroot)
+  shift
+  for arg in "$@"; do cross_install_host_pkgs "$(cross_arch "$arg")"; done
+  exit 0
+fi
 for arg in "$@"; do
   a=$(cross_arch "$arg")
   S=$(cross_sysroot "$a")
