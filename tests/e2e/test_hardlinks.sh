@@ -75,6 +75,9 @@ note "-u, --existing, --ignore-existing ask of every name of a group, as rsync; 
 # G: the group {a/f1 (first), a/f2, b/f3}, sent as new data
 G=$T/grp; mkdir -p "$G/a" "$G/b"; echo hello > "$G/a/f1"; ln "$G/a/f1" "$G/a/f2"; ln "$G/a/f1" "$G/b/f3"
 touch -d '2024-06-01' "$G/a/f1"
+# past directory times (as past_dirs above): a case's destination directory,
+# made in the second G's were, would be left alone by rsync (its oracle copy)
+touch -d '2024-01-01 00:00:00.5' "$G/a" "$G/b" "$G"
 # hl_case NAME FLAGS SETUP: SETUP (a shell snippet on $D) prepares both
 # destinations, then rsync and ferry run; ferry's tree must equal rsync's
 # except for names ferry says it did not link (exit 23), which must be absent
