@@ -276,8 +276,10 @@ static int handshake(const struct remote *r, const struct client_opts *o,
 	return 0;
 }
 
-static int refusal_code(uint16_t code)
+static int refusal_code(uint16_t code, uint8_t op)
 {
+	if (code == REF_NOT_FOUND && op != OP_PUSH)
+		return EXIT_PARTIAL;   /* the source does not exist, as rsync's link_stat failure */
 	return code == REF_NOT_FOUND || code == REF_BAD_PATH ? EXIT_LOCAL : EXIT_REFUSED;
 }
 
@@ -347,10 +349,12 @@ static int judge_answer(const struct remote *r, const struct client_opts *o,
 		return rc == -EBADMSG ? EXIT_STREAM : rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_SOCKET;
 	}
 	if (m->type == MSG_REFUSE) {
+		if (m->u.refuse.code == REF_NOT_FOUND && rq->op != OP_PUSH && o->missing_ok)
+			return CLIENT_NO_SOURCE;
 		die_msg("%s refused: %s%s", r->display, peer_quote(q, sizeof q, m->u.refuse.reason),
 			m->u.refuse.code == REF_UNKNOWN_MODULE ?
 			number_hint(rq->module, FERRY_DEFAULT_PORT) : "");
-		return refusal_code(m->u.refuse.code);
+		return refusal_code(m->u.refuse.code, rq->op);
 	}
 	if (m->type != MSG_ACCEPT) {
 		die_msg("%s: protocol error: expected ACCEPT, got %s", r->display,

@@ -28,10 +28,17 @@ struct client_opts {
 	uint8_t *host_pub;         /* when set: the server's key, KEY_LEN bytes */
 	int partial_delete;        /* a push -R or --files-from with --delete: only to a server
 				      that knows DIRB_PARTIAL (HELLO_PARTIAL) */
+	int missing_ok;            /* --ignore-missing-args: a source the server says does
+				      not exist is CLIENT_NO_SOURCE, in silence */
 };
 
+/* client_open's answer when o->missing_ok and the source does not exist */
+enum { CLIENT_NO_SOURCE = -1 };
+
 /* Connects and authenticates; on success c->ch is set and the server's
- * ACCEPT is in *acc. Returns 0 or an exit code, the failure already printed. */
+ * ACCEPT is in *acc. Returns 0, CLIENT_NO_SOURCE, or an exit code, the
+ * failure already printed: a pull's or a listing's source that does not
+ * exist is rsync's 23 (a file not transferred). */
 int client_open(const struct remote *r, const struct client_opts *o, const struct m_request *rq,
 		struct conn *c, struct m_accept *acc);
 

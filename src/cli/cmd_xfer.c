@@ -608,6 +608,7 @@ int cmd_pull(int argc, char **argv)
 	}
 	request_init(&rq, OP_PULL, &x, &r);
 	stops_arm(&x);
+	x.co.missing_ok = x.ignore_missing;
 	rc = client_open(&r, &x.co, &rq, &c, &acc);
 	if (rc == 0 && (rc = view_open(&v, &x, '>')) == 0) {
 		size_t n = strlen(dest);
@@ -630,7 +631,7 @@ int cmd_pull(int argc, char **argv)
 		chan_free(c.ch);
 	jail_close(&j);
 	xfilter_free(&xf);
-	return rc;
+	return rc == CLIENT_NO_SOURCE ? 0 : rc;   /* --ignore-missing-args: nothing to do, as rsync */
 }
 
 /* --- ls ----------------------------------------------------------------------- */

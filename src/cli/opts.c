@@ -83,8 +83,10 @@ static const struct rflag rsync_flags[] = {
 	{ "relative", 'R', 0, OWN, 'R', NULL },
 	{ "no-implied-dirs", 0, 0, REFUSE, 0, "with -R ferry sends the directories on the way "
 	  "with their own modes and times, as rsync does by default" },
-	{ "backup", 'b', 0, OWN, 'b', NULL },
-	{ "backup-dir", 0, 1, OWN, O_BACKUP_DIR, NULL },
+	{ "backup", 'b', 0, OWN, 'b', "a deleted directory is kept whole, as DIR~ (rsync keeps "
+	  "its files one by one)" },
+	{ "backup-dir", 0, 1, OWN, O_BACKUP_DIR, "DIR is a path inside the destination (no '..', "
+	  "no leading '/'): on a push the box keeps nothing outside the module" },
 	{ "suffix", 0, 1, OWN, O_SUFFIX, NULL },
 	{ "update", 'u', 0, OWN, 'u', NULL },
 	{ "inplace", 0, 0, REFUSE, 0, ATOMIC },
@@ -461,11 +463,18 @@ static int own_rsync(const char *cmd, int ch, struct xfer_cli *x)
 			return bad(cmd, "--suffix=%s: a suffix has no '/' and at most 255 bytes", optarg);
 		x->suffix = optarg;
 		break;
-	case O_CHMOD:
+	case O_CHMOD: {
 		if (chmod_check(optarg) < 0)
 			return bad(cmd, "--chmod=%s: %s", optarg, err_msg());
-		x->chmod = optarg;
+		size_t n = strlen(x->chmod_buf);
+		/* the REQUEST carries them as one string of MSG_MAX_NAME bytes */
+		if (snprintf(x->chmod_buf + n, sizeof x->chmod_buf - n, "%s%s", n ? "," : "",
+			     optarg) >= (int)(sizeof x->chmod_buf - n))
+			return bad(cmd, "--chmod: the modes given add up to more than %zu bytes",
+				   sizeof x->chmod_buf - 1);
+		x->chmod = x->chmod_buf;
 		break;
+	}
 	case O_EXISTING: x->flags |= REQ_EXISTING; break;
 	case O_FORCE: x->flags |= REQ_FORCE; break;
 	case O_MAX_SIZE: case O_MIN_SIZE: {
@@ -620,8 +629,12 @@ static int finish_opts(const char *cmd, struct xfer_cli *x)
 	else if (x->zlevel_set)
 		x->flags &= ~REQ_COMPRESS;
 	x->co.compress_level = x->zlevel;
-	if (x->suffix && !(x->flags & REQ_BACKUP))
-		return bad(cmd, "--suffix goes with --backup or --backup-dir");
+	/* as rsync: an empty suffix would name the file itself, and without -b
+	 * a suffix names nothing (ignored) */
+	if (x->suffix && !x->suffix[0] && !x->backup_dir)
+		return bad(cmd, "--suffix cannot be empty without a --backup-dir");
+	if (!(x->flags & REQ_BACKUP))
+		x->suffix = NULL;
 	if (x->stop_at_ms && strcmp(cmd, "push") && strcmp(cmd, "pull"))
 		return bad(cmd, "--stop-after and --stop-at go with push and pull");
 	if (x->files_from && strcmp(cmd, "push"))

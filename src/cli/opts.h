@@ -29,7 +29,8 @@ struct xfer_cli {
 	const char *log_file;       /* --log-file */
 	const char *backup_dir;     /* --backup-dir (implies --backup) */
 	const char *suffix;         /* --suffix */
-	const char *chmod;          /* --chmod, checked */
+	const char *chmod;          /* --chmod, checked: every one given, joined by ',' (chmod_buf) */
+	char chmod_buf[MSG_MAX_NAME + 1];   /* as rsync, each --chmod adds to the ones before */
 	unsigned port;              /* --port; 0 = as the remote path says */
 	int recursive;              /* -r or -a given: ls lists the whole tree */
 	int zlevel, zlevel_set;     /* --compress-level */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs/merge.h"
 #include "fs/meta.h"
 #include "fs/quote.h"
 #include "util/err.h"
@@ -58,6 +59,16 @@ static int target(const struct backup *b, int dirfd, const char *name, const cha
 	return jail_open_dir(b->j, path, O_RDONLY);
 }
 
+/* 1 if bfd/bname is dirfd/name itself (an empty suffix without a
+ * directory, or a backup directory that is the file's own). */
+static int is_itself(int dirfd, const char *name, int bfd, const char *bname)
+{
+	struct stat a, b;
+
+	return !strcmp(name, bname) && fstat(dirfd, &a) == 0 && fstat(bfd, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int backup_keep(const struct backup *b, int dirfd, const char *name, const char *wpath, int move)
 {
 	char bname[512], q[FS_QUOTE_BUF];
@@ -65,9 +76,16 @@ int backup_keep(const struct backup *b, int dirfd, const char *name, const char 
 
 	if (bfd < 0)
 		return bfd;
-	if (fs_remove_tree(bfd, bname) < 0)
+	if (is_itself(dirfd, name, bfd, bname))
+		rc = err_set(-EINVAL, "backup of %s: the backup would be the file itself",
+			     fs_quote(q, wpath, strlen(wpath)));
+	/* a deleted directory merges into an older backup of the same path, as
+	 * rsync's file by file backups do; a file replaces the older one */
+	else if (move && fs_move_merge(dirfd, name, bfd, bname) < 0)
 		rc = err_wrap(-EIO, "backup of %s", fs_quote(q, wpath, strlen(wpath)));
-	else if (move ? renameat(dirfd, name, bfd, bname) < 0 : linkat(dirfd, name, bfd, bname, 0) < 0)
+	else if (!move && fs_remove_tree(bfd, bname) < 0)
+		rc = err_wrap(-EIO, "backup of %s", fs_quote(q, wpath, strlen(wpath)));
+	else if (!move && linkat(dirfd, name, bfd, bname, 0) < 0)
 		rc = err_sys(-errno, "backup of %s", fs_quote(q, wpath, strlen(wpath)));
 	close(bfd);
 	return rc;

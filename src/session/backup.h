@@ -16,7 +16,9 @@ struct backup {
 /* Keeps dirfd/name (wire path wpath) before it goes: move = 0 makes a hard
  * link (the name stays until the rename over it, so the replacement is still
  * atomic), move = 1 renames it away (deletion; directories too). A backup of
- * the same name made before is replaced. 0, or <0 with err_msg(). */
+ * the same name made before is replaced, except that a directory merges
+ * into an older backup directory (fs/merge.h). A backup that would be the
+ * file itself is refused. 0, or <0 with err_msg(). */
 int backup_keep(const struct backup *b, int dirfd, const char *name, const char *wpath, int move);
 /* 1 if wpath (or `name` in its directory) is a backup this makes, or the
  * backup directory: --delete leaves them alone, as rsync's protect rule. */

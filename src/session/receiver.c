@@ -1103,16 +1103,18 @@ static int xattrs_dry(struct receiver *r, const struct m_entry *e, const char *n
 }
 
 /* rsync's quick check: size and mtime (-c: the hash; --size-only: the size;
- * -I: never). */
+ * -I: never), in rsync's order: -c and --size-only decide before -I, which
+ * only turns off the look at the time. */
 static int up_to_date(struct receiver *r, const struct m_entry *e, const char *name,
 		      const struct stat *old, int exists)
 {
-	if (!exists || !S_ISREG(old->st_mode) || (uint64_t)old->st_size != e->size ||
-	    (r->o->flags & REQ_IGNORE_TIMES))
+	if (!exists || !S_ISREG(old->st_mode) || (uint64_t)old->st_size != e->size)
 		return 0;
 	if (r->o->flags & REQ_CHECKSUM)
 		return (e->flags & ENT_HAS_HASH) && same_hash(r, name, e->hash);
-	return (r->o->flags & REQ_SIZE_ONLY) ||
+	if (r->o->flags & REQ_SIZE_ONLY)
+		return 1;
+	return !(r->o->flags & REQ_IGNORE_TIMES) &&
 	       same_mtime(r, &old->st_mtim, e->mtime_s, e->mtime_ns);
 }
 

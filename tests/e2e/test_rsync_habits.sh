@@ -505,6 +505,20 @@ expect_rc 0 ferry_c pull -a "$(url m/./mk/./dir/./sub)" "$T/cl2/"
 expect_rc 0 ferry_c ls "$(url m/mk/./dir/.)"
 grep -q " sub$" "$T/last.out" || { cat "$T/last.out"; fail "ls m/mk/./dir/.: not dir's listing"; }
 expect_rc 3 ferry_c pull -a "$(url m/mk/dir/..)" "$T/cl3/"   # ".." stays the server's to refuse
+
+note "a pull or ls of a remote path that does not exist: rsync's 23, and 0 with --ignore-missing-args"
+mkdir -p "$T/rs-src"
+rs_missing=0; rsync -a "$T/rs-src/missing" "$T/rs-out/" > /dev/null 2>&1 || rs_missing=$?
+rs_ignored=0; rsync -a --ignore-missing-args "$T/rs-src/missing" "$T/rs-out2/" > /dev/null 2>&1 || rs_ignored=$?
+[ "$rs_missing" = 23 ] && [ "$rs_ignored" = 0 ] || fail "the oracle: rsync gave $rs_missing and $rs_ignored"
+expect_rc "$rs_missing" ferry_c pull -a "$(url m/mk/missing)" "$T/miss1/"
+grep -q '"mk/missing" does not exist' "$T/last.err" || fail "pull of a missing path: $(cat "$T/last.err")"
+expect_rc "$rs_missing" ferry_c pull -a "$(url m/no/such/dir/)" "$T/miss1/"
+expect_rc "$rs_missing" ferry_c ls "$(url m/mk/missing)"
+expect_rc "$rs_ignored" ferry_c pull -a --ignore-missing-args "$(url m/mk/missing)" "$T/miss2/"
+[ ! -s "$T/last.err" ] && [ ! -s "$T/last.out" ] || fail "--ignore-missing-args said something: $(cat "$T/last.out" "$T/last.err")"
+expect_rc 0 ferry_c pull -a --ignore-missing-args "$(url m/mk/dir/)" "$T/miss3/"
+[ -f "$T/miss3/sub/b" ] || fail "--ignore-missing-args left out a source that exists"
 stop_server
 
 note "10.1: on a full disk only committed bytes count as sent"
