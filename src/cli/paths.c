@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/log.h"
 #include "util/err.h"
 
 static int base_dir(char *out, size_t cap)
@@ -57,13 +58,18 @@ int ferry_dir_ensure(void)
 
 void die_msg(const char *fmt, ...)
 {
-	va_list ap;
+	char line[2048];
+	va_list ap, ap2;
 
-	fputs("ferry: ", stderr);
 	va_start(ap, fmt);
+	va_copy(ap2, ap);
+	fputs("ferry: ", stderr);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
+	vsnprintf(line, sizeof line, fmt, ap2);   /* --log-file's copy (cut short there) */
+	va_end(ap2);
+	va_end(ap);
+	log_tee(line);
 }
 
 /* One default for `ferry serve DIR` and `ferry serve --config FILE`, so that

@@ -19,6 +19,15 @@ static void clear_line(void *ctx)
 	progress_clear(ctx);
 }
 
+static void log_line(struct view *v, const char *what, const char *path, const char *arrow,
+		     const char *target);
+
+/* an error or warning line of this run, in the log too (rsync's log holds them) */
+static void tee_line(void *ctx, const char *line)
+{
+	log_line(ctx, "ferry:", line, NULL, NULL);
+}
+
 int view_open(struct view *v, const struct xfer_cli *x, char dir)
 {
 	memset(v, 0, sizeof *v);
@@ -27,14 +36,19 @@ int view_open(struct view *v, const struct xfer_cli *x, char dir)
 	v->live = !x->co.quiet && (x->progress || isatty(STDOUT_FILENO));
 	progress_init(&v->pg, stdout, v->live, x->progress_mode, x->human);
 	log_set_before(clear_line, &v->pg);
+	/* as rsync: a log that cannot be written is said, and the transfer goes on */
 	if (x->log_file && !(v->log = fopen(x->log_file, "ae")))
-		return die_msg("--log-file %s: %s", x->log_file, strerror(errno)), EXIT_LOCAL;
+		die_msg("--log-file %s: %s (the transfer goes on without it)", x->log_file,
+			strerror(errno));
+	if (v->log)
+		log_set_tee(tee_line, v);
 	return 0;
 }
 
 void view_close(struct view *v)
 {
 	log_set_before(NULL, NULL);
+	log_set_tee(NULL, NULL);
 	if (v->log)
 		fclose(v->log);
 	v->log = NULL;
@@ -162,8 +176,8 @@ static int exit_of(int rc, uint16_t peer_code)
 	return rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
 }
 
-int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
-		const char *where, const struct channel *ch, uint16_t peer_code)
+static int finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
+		  const char *where, const struct channel *ch, uint16_t peer_code)
 {
 	const struct xfer_cli *x = v->x;
 	/* Both messages may be the peer's words: an ERROR's reason, RESULT's text. */
@@ -178,8 +192,6 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 			die_msg("%s", peer_quote(q, sizeof q, err_msg()));
 		else
 			die_msg("%s: %s", where, peer_quote(q, sizeof q, err_msg()));
-		if (v->log)
-			log_line(v, "failed:", peer_quote(q, sizeof q, err_msg()), NULL, NULL);
 		return here ? EXIT_LOCAL : exit_of(rc, peer_code);
 	}
 	if (ch)
@@ -217,4 +229,17 @@ int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char 
 		return EXIT_PARTIAL;
 	}
 	return st->del_skipped ? EXIT_DEL_LIMIT : EXIT_OK;
+}
+
+int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
+		const char *where, const struct channel *ch, uint16_t peer_code)
+{
+	int code = finish(v, rc, st, verb, where, ch, peer_code);
+
+	if (v->log && code != EXIT_OK) {   /* the last line, as rsync's "(code 23)" */
+		char n[16];
+		snprintf(n, sizeof n, "%d", code);
+		log_line(v, "ferry: finished with exit code", n, NULL, NULL);
+	}
+	return code;
 }

@@ -12,11 +12,25 @@ static int to_syslog;
 static char prefix[128];
 static void (*before_fn)(void *);
 static void *before_ctx;
+static void (*tee_fn)(void *, const char *);
+static void *tee_ctx;
 
 void log_set_before(void (*fn)(void *), void *ctx)
 {
 	before_fn = fn;
 	before_ctx = ctx;
+}
+
+void log_set_tee(void (*fn)(void *, const char *line), void *ctx)
+{
+	tee_fn = fn;
+	tee_ctx = ctx;
+}
+
+void log_tee(const char *line)
+{
+	if (tee_fn)
+		tee_fn(tee_ctx, line);
 }
 
 void log_init(const char *prog, int level, int use_syslog)
@@ -56,4 +70,5 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	if (before_fn)
 		before_fn(before_ctx);
 	fprintf(stderr, "%s: %s%s%s\n", prog_name, prefix, prefix[0] ? " " : "", line);
+	log_tee(line);
 }

@@ -11,6 +11,10 @@ int log_level(void);
 /* Called before a line goes to stderr: the client clears its progress line,
  * so that an error never lands on top of it. */
 void log_set_before(void (*fn)(void *), void *ctx);
+/* Every line that goes to stderr (log_msg's, and what log_tee is given)
+ * also goes to fn, without the program's name: the client's --log-file. */
+void log_set_tee(void (*fn)(void *, const char *line), void *ctx);
+void log_tee(const char *line);
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_err(...)   log_msg(LOG_ERR, __VA_ARGS__)

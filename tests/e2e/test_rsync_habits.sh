@@ -268,6 +268,19 @@ grep -q "\[[0-9]*\] <f+++++++++ big$" "$T/push.log" || { cat "$T/push.log"; fail
 grep -q "\] sent 2 files" "$T/push.log" || { cat "$T/push.log"; fail "--log-file: no summary"; }
 expect_rc 1 ferry_c push --chmod=u+q "$T/src/" "$(url m/c)"
 grep -q "u+q" "$T/last.err" || fail "a bad --chmod is not named"
+# the run's error lines and its exit code go to the log too, as rsync's; a
+# log that cannot be opened is said and the transfer goes on (rsync's oracle)
+mkdir -p "$T/lg/src" "$T/mod/lg"; echo x > "$T/lg/src/x"
+for i in 1 2 3; do echo "$i" > "$T/mod/lg/old$i"; done
+expect_rc 25 ferry_c push -a --delete --max-delete=1 --log-file="$T/lg/run.log" "$T/lg/src/" "$(url m/lg/)"
+grep -q "\] ferry: Deletions stopped due to --max-delete limit (2 skipped)$" "$T/lg/run.log" &&
+  grep -q "\] ferry: finished with exit code 25$" "$T/lg/run.log" ||
+  { cat "$T/lg/run.log"; fail "--log-file: no error line or no exit code"; }
+rs=0; rsync -a --log-file="$T/lg/no/such/log" "$T/lg/src/" "$T/lg/rs/" > /dev/null 2>&1 || rs=$?
+[ "$rs" = 0 ] && [ -f "$T/lg/rs/x" ] || fail "the oracle: rsync with a log it cannot open gave $rs"
+expect_rc "$rs" ferry_c push -a --log-file="$T/lg/no/such/log" "$T/lg/src/" "$(url m/lg2/)"
+grep -q "no/such/log: No such file or directory (the transfer goes on without it)" "$T/last.err" &&
+  [ -f "$T/mod/lg2/x" ] || fail "--log-file that cannot be opened: $(cat "$T/last.err")"
 
 note "10.9: --info=progress2, ls -r"
 expect_rc 0 ferry_c push -I --info=progress2 "$T/src/" "$(url m/p)"
