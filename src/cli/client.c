@@ -349,7 +349,9 @@ static int judge_answer(const struct remote *r, const struct client_opts *o,
 		return rc == -EBADMSG ? EXIT_STREAM : rc == -ETIMEDOUT ? EXIT_TIMEOUT : EXIT_SOCKET;
 	}
 	if (m->type == MSG_REFUSE) {
-		if (m->u.refuse.code == REF_NOT_FOUND && rq->op != OP_PUSH && o->missing_ok)
+		/* a snapshot that does not exist is no missing file: said, even so */
+		if (m->u.refuse.code == REF_NOT_FOUND && rq->op != OP_PUSH && o->missing_ok &&
+		    !strchr(rq->module, '@'))
 			return CLIENT_NO_SOURCE;
 		die_msg("%s refused: %s%s", r->display, peer_quote(q, sizeof q, m->u.refuse.reason),
 			m->u.refuse.code == REF_UNKNOWN_MODULE ?

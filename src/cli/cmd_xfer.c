@@ -409,6 +409,7 @@ int cmd_push(int argc, char **argv)
 	int nsrc = argc - first - 1;
 	if (nsrc < 1)
 		return die_msg("usage: ferry push [OPTIONS] SRC... HOST:MODULE[/PATH]"), EXIT_USAGE;
+	view_begin(&v, &x);
 	int rc = remote_of(argv[argc - 1], &x, "push: the destination must be remote "
 			   "(HOST:MODULE[/PATH])", &r);
 	for (int i = first; rc == 0 && i < argc - 1; i++) {
@@ -428,7 +429,7 @@ int cmd_push(int argc, char **argv)
 		nsrc = 1;
 	}
 	if (rc)
-		return rc;
+		return view_end(&v, rc);
 	struct source *srcs = calloc((size_t)nsrc, sizeof *srcs);
 	struct jail *jails = calloc((size_t)nsrc, sizeof *jails);
 	if (!srcs || !jails) {
@@ -436,7 +437,7 @@ int cmd_push(int argc, char **argv)
 		free(jails);
 		free(listed_src);
 		pathset_free(&ps);
-		return die_msg("out of memory"), EXIT_LOCAL;
+		return die_msg("out of memory"), view_end(&v, EXIT_LOCAL);
 	}
 	struct xfilter xf = { 0 };
 	if ((rc = filter_args_build(&x, &xf)) != 0) {
@@ -444,7 +445,7 @@ int cmd_push(int argc, char **argv)
 		free(srcs);
 		free(listed_src);
 		pathset_free(&ps);
-		return rc;
+		return view_end(&v, rc);
 	}
 	x.co.filter = &xf;
 	int nopen = sources_open(listed_src ? &listed_src : argv + first, nsrc, &x, srcs, jails,
@@ -460,7 +461,7 @@ int cmd_push(int argc, char **argv)
 		stops_arm(&x);
 		rc = client_open(&r, &x.co, &rq, &c, &acc);
 	}
-	if (nopen && rc == 0 && (rc = view_open(&v, &x, '<')) == 0) {
+	if (nopen && rc == 0 && (rc = view_open(&v, '<')) == 0) {
 		/* the PC rolls over its files against the box's signatures */
 		struct xfer_opts o = { .flags = x.flags, .do_delta = 1, .follow = x.follow,
 				       .files_from = listed_src ? &ps : NULL,
@@ -482,7 +483,7 @@ int cmd_push(int argc, char **argv)
 	free(srcs);
 	free(listed_src);
 	pathset_free(&ps);
-	return rc;
+	return view_end(&v, rc);
 }
 
 /* --- pull ------------------------------------------------------------------- */
@@ -593,24 +594,25 @@ int cmd_pull(int argc, char **argv)
 	if (argc - first != 2)
 		return die_msg("usage: ferry pull [OPTIONS] HOST:MODULE[/PATH] DEST"), EXIT_USAGE;
 	const char *src = argv[first], *dest = argv[first + 1];
+	view_begin(&v, &x);
 	int rc = remote_of(src, &x, "pull: the source must be remote (HOST:MODULE[/PATH])", &r);
 	if (rc)
-		return rc;
+		return view_end(&v, rc);
 	if (remote_is(dest))
-		return die_msg("pull: %s: the destination must be local", dest), EXIT_USAGE;
+		return die_msg("pull: %s: the destination must be local", dest), view_end(&v, EXIT_USAGE);
 	struct xfilter xf;
 	if ((rc = filter_args_build(&x, &xf)) != 0)
-		return rc;
+		return view_end(&v, rc);
 	x.co.filter = &xf;
 	if (dest_open(dest, x.mkpath, !!(x.flags & REQ_DRY_RUN), &j, root, sizeof root) < 0) {
 		xfilter_free(&xf);
-		return die_msg("%s", err_msg()), EXIT_LOCAL;
+		return die_msg("%s", err_msg()), view_end(&v, EXIT_LOCAL);
 	}
 	request_init(&rq, OP_PULL, &x, &r);
 	stops_arm(&x);
 	x.co.missing_ok = x.ignore_missing;
 	rc = client_open(&r, &x.co, &rq, &c, &acc);
-	if (rc == 0 && (rc = view_open(&v, &x, '>')) == 0) {
+	if (rc == 0 && (rc = view_open(&v, '>')) == 0) {
 		size_t n = strlen(dest);
 		struct xfer_opts o = { .flags = (x.flags & ~REQ_SLASH) |
 						(n && dest[n - 1] == '/' ? REQ_SLASH : 0),
@@ -631,7 +633,7 @@ int cmd_pull(int argc, char **argv)
 		chan_free(c.ch);
 	jail_close(&j);
 	xfilter_free(&xf);
-	return rc == CLIENT_NO_SOURCE ? 0 : rc;   /* --ignore-missing-args: nothing to do, as rsync */
+	return view_end(&v, rc == CLIENT_NO_SOURCE ? 0 : rc);   /* --ignore-missing-args: nothing to do */
 }
 
 /* --- ls ----------------------------------------------------------------------- */

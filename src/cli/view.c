@@ -28,30 +28,46 @@ static void tee_line(void *ctx, const char *line)
 	log_line(ctx, "ferry:", line, NULL, NULL);
 }
 
-int view_open(struct view *v, const struct xfer_cli *x, char dir)
+void view_begin(struct view *v, const struct xfer_cli *x)
 {
 	memset(v, 0, sizeof *v);
 	v->x = x;
-	v->dir = dir;
-	v->live = !x->co.quiet && (x->progress || isatty(STDOUT_FILENO));
-	progress_init(&v->pg, stdout, v->live, x->progress_mode, x->human);
-	log_set_before(clear_line, &v->pg);
-	/* as rsync: a log that cannot be written is said, and the transfer goes on */
 	if (x->log_file && !(v->log = fopen(x->log_file, "ae")))
 		die_msg("--log-file %s: %s (the transfer goes on without it)", x->log_file,
 			strerror(errno));
 	if (v->log)
 		log_set_tee(tee_line, v);
+}
+
+int view_open(struct view *v, char dir)
+{
+	const struct xfer_cli *x = v->x;
+
+	v->dir = dir;
+	v->live = !x->co.quiet && (x->progress || isatty(STDOUT_FILENO));
+	progress_init(&v->pg, stdout, v->live, x->progress_mode, x->human);
+	log_set_before(clear_line, &v->pg);
 	return 0;
 }
 
 void view_close(struct view *v)
 {
+	(void)v;
 	log_set_before(NULL, NULL);
+}
+
+int view_end(struct view *v, int code)
+{
+	if (v->log && code != EXIT_OK) {
+		char n[16];
+		snprintf(n, sizeof n, "%d", code);
+		log_line(v, "ferry: finished with exit code", n, NULL, NULL);
+	}
 	log_set_tee(NULL, NULL);
 	if (v->log)
 		fclose(v->log);
 	v->log = NULL;
+	return code;
 }
 
 /* rsync's -i: YXcstpoguax, e.g. ">f+++++++++" (new), ">f.st......" (size and
@@ -176,8 +192,8 @@ static int exit_of(int rc, uint16_t peer_code)
 	return rc == -EBADMSG ? EXIT_STREAM : EXIT_SOCKET;
 }
 
-static int finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
-		  const char *where, const struct channel *ch, uint16_t peer_code)
+int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
+		const char *where, const struct channel *ch, uint16_t peer_code)
 {
 	const struct xfer_cli *x = v->x;
 	/* Both messages may be the peer's words: an ERROR's reason, RESULT's text. */
@@ -229,17 +245,4 @@ static int finish(struct view *v, int rc, const struct xfer_stats *st, const cha
 		return EXIT_PARTIAL;
 	}
 	return st->del_skipped ? EXIT_DEL_LIMIT : EXIT_OK;
-}
-
-int view_finish(struct view *v, int rc, const struct xfer_stats *st, const char *verb,
-		const char *where, const struct channel *ch, uint16_t peer_code)
-{
-	int code = finish(v, rc, st, verb, where, ch, peer_code);
-
-	if (v->log && code != EXIT_OK) {   /* the last line, as rsync's "(code 23)" */
-		char n[16];
-		snprintf(n, sizeof n, "%d", code);
-		log_line(v, "ferry: finished with exit code", n, NULL, NULL);
-	}
-	return code;
 }

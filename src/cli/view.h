@@ -19,9 +19,16 @@ struct view {
 	FILE *log;                /* --log-file, owned */
 };
 
-/* Sets up the view; opens --log-file. 0, or an exit code (already printed). */
-int view_open(struct view *v, const struct xfer_cli *x, char dir);
+/* First, before anything can fail: opens --log-file (one that cannot be
+ * opened is said, and the run goes on without it, as rsync), so that every
+ * error line of the run reaches it. view_end is the last call. */
+void view_begin(struct view *v, const struct xfer_cli *x);
+/* Once the session is open: the progress line. 0, or an exit code. */
+int view_open(struct view *v, char dir);
 void view_close(struct view *v);
+/* The run's exit code, logged when it is not 0 (rsync's "(code 23)"); closes
+ * the log. Returns code. */
+int view_end(struct view *v, int code);
 /* xfer_hooks.change */
 void view_change(void *ctx, int kind, unsigned bits, const char *path, const char *target);
 /* The end of a transfer: summary, --stats, the error line; the exit code. */

@@ -86,6 +86,48 @@ expect_rc 0 ferry_c push -a -b --delete "$T/s3/" "$(url m/x3/)"
 [ "$(contents "$T/mod/x3/E~")" = "./in e-dir" ] && grep -qx f "$T/mod/x3/F~" ||
   fail "-b: a directory over a file's backup, a file over a directory's: $(ls -la "$T/mod/x3")"
 
+note "not root: a merge moves out of a 0555 directory of ours and into one, as rsync's backups do (a box served as nobody, a pull as nobody)"
+# the deleted D holds a 0555 sub/; an older backup of D is there already
+nbtree() {  # DIR BACKUP-DIR
+  rm -rf "$1" "$2"; mkdir -p "$1/D/sub" "$2/D/sub"
+  echo a > "$1/D/sub/a"; echo k > "$1/D/k"; echo older > "$2/D/older"; echo oa > "$2/D/sub/older-a"
+  chmod 555 "$1/D/sub"; chown -R nobody "$1" "$2"
+}
+mkdir -p "$T/nbm" "$T/nbs" "$T/nbc"; chown nobody "$T/nbm" "$T/nbs" "$T/nbc"; chmod 755 "$T"
+nbtree "$T/nbr" "$T/nbrbk"
+runuser -u nobody -- rsync -a --delete --backup-dir="$T/nbrbk" "$T/nbs/" "$T/nbr/" || fail "the oracle: rsync as nobody failed"
+stop_server
+write_config "[nb]" "path = $T/nbm" "uid = nobody"
+start_server
+nbtree "$T/nbm/t" "$T/nbm/t/bk"
+expect_rc 0 ferry_c push -a --delete --backup-dir=bk "$T/nbs/" "$(url nb/t/)"
+diff <(contents "$T/nbrbk") <(contents "$T/nbm/t/bk") || fail "push as nobody: not rsync's backups"
+install -o nobody -m 600 "$T/clienthome/id_ferry" "$T/nbc/id"
+install -o nobody -m 600 "$T/clienthome/known_hosts" "$T/nbc/kh"
+nbtree "$T/nbc/d" "$T/nbc/d/bk"
+rc=0; runuser -u nobody -- env FERRY_HOME="$T/nbc" $FERRY_CLIENT pull -a --delete --backup-dir=bk \
+  --identity "$T/nbc/id" --known-hosts "$T/nbc/kh" "$(url nb/t/)" "$T/nbc/d" > "$T/last.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$T/last.out"; fail "pull as nobody: exit $rc"; }
+# the pull also brings the box's bk/ (a source like any other) into the local bk/bk
+diff <(contents "$T/nbrbk") <(contents "$T/nbc/d/bk" | grep -v '^\./bk/') || fail "pull as nobody: not rsync's backups"
+# -b: the older backup D~ has a 0555 sub/ of its own: filled, and its mode put back
+rm -rf "$T/nbm/t"; mkdir -p "$T/nbm/t/D/sub" "$T/nbm/t/D~/sub"
+echo a > "$T/nbm/t/D/sub/a"; echo oa > "$T/nbm/t/D~/sub/older-a"
+chmod 555 "$T/nbm/t/D/sub" "$T/nbm/t/D~/sub"; chown -R nobody "$T/nbm/t"
+expect_rc 0 ferry_c push -a -b --delete "$T/nbs/" "$(url nb/t/)"
+[ "$(contents "$T/nbm/t/D~")" = "./sub/a a
+./sub/older-a oa" ] && [ "$(stat -c %a "$T/nbm/t/D~/sub")" = 555 ] && [ ! -e "$T/nbm/t/D" ] ||
+  fail "-b as nobody: D~ holds $(contents "$T/nbm/t/D~"), sub/ $(stat -c %a "$T/nbm/t/D~/sub")"
+# two names of one file, in the deleted tree and in its older backup (cp -al): one stays
+rm -rf "$T/nbm/t"; mkdir -p "$T/nbm/t/D" "$T/nbm/t/D~"
+echo same > "$T/nbm/t/D/f"; ln "$T/nbm/t/D/f" "$T/nbm/t/D~/f"; chown -R nobody "$T/nbm/t"
+expect_rc 0 ferry_c push -a -b --delete "$T/nbs/" "$(url nb/t/)"
+[ "$(contents "$T/nbm/t/D~")" = "./f same" ] && [ ! -e "$T/nbm/t/D" ] ||
+  fail "one file in both: D~ holds $(contents "$T/nbm/t/D~")"
+chmod -R u+w "$T/nbm" "$T/nbc"
+stop_server
+start_server
+
 note "--chmod given twice adds up, as rsync"
 mkdir -p "$T/s4/sub"; echo x > "$T/s4/sub/f"; chmod 644 "$T/s4/sub/f"; chmod 755 "$T/s4/sub"
 rsync -a --chmod=Fo-r --chmod=Fu+x --chmod=D750 "$T/s4/" "$T/r4/"

@@ -528,6 +528,11 @@ expect_rc "$rs_missing" ferry_c pull -a "$(url m/mk/missing)" "$T/miss1/"
 grep -q '"mk/missing" does not exist' "$T/last.err" || fail "pull of a missing path: $(cat "$T/last.err")"
 expect_rc "$rs_missing" ferry_c pull -a "$(url m/no/such/dir/)" "$T/miss1/"
 expect_rc "$rs_missing" ferry_c ls "$(url m/mk/missing)"
+# an error before any file, in the log too (rsync logs its link_stat line and the code)
+expect_rc "$rs_missing" ferry_c pull -a --log-file="$T/miss.log" "$(url m/mk/missing)" "$T/miss1/"
+grep -q '\] ferry: .*"mk/missing" does not exist$' "$T/miss.log" &&
+  grep -q "\] ferry: finished with exit code $rs_missing$" "$T/miss.log" ||
+  { cat "$T/miss.log"; fail "--log-file: the refusal or the exit code missing"; }
 expect_rc "$rs_ignored" ferry_c pull -a --ignore-missing-args "$(url m/mk/missing)" "$T/miss2/"
 [ ! -s "$T/last.err" ] && [ ! -s "$T/last.out" ] || fail "--ignore-missing-args said something: $(cat "$T/last.out" "$T/last.err")"
 expect_rc 0 ferry_c pull -a --ignore-missing-args "$(url m/mk/dir/)" "$T/miss3/"

@@ -125,6 +125,8 @@ refused ferry_c ls "$(url "m@..")"
 not_found ferry_c ls "$(url "m@-99")"
 grep -q "there are $DAYS snapshots" "$T/last.err" || fail "-99: $(cat "$T/last.err")"
 not_found ferry_c ls "$(url "m@nosuch")"
+# a snapshot that does not exist is no missing file: --ignore-missing-args does not hide it
+not_found ferry_c pull -a --ignore-missing-args "$(url "m@nosuch")/" "$T/nosuch"
 long=$(head -c 10000 /dev/zero | tr '\0' 'x')
 rc=0; ferry_c ls "$(url "m@$long")" > /dev/null 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "a 10,000-byte snapshot name was taken"
