@@ -1329,7 +1329,8 @@ static int link_group_of(struct receiver *r, const struct m_entry *e, struct hli
 	return 0;
 }
 
-static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists);
+static int keep_as_is(struct receiver *r, const struct m_entry *e, const struct stat *old,
+		      int exists);
 
 /* The first of a link group was left as it was (-u, --existing,
  * --ignore-existing): unless it is what the sender has, by the quick check,
@@ -1392,7 +1393,7 @@ static int on_hardlink(struct receiver *r, const struct m_entry *e, const char *
 
 	if ((rc = link_group_of(r, e, &g)) < 0)
 		return rc;
-	if (keep_as_is(r, e, exists)) {
+	if (keep_as_is(r, e, old, exists)) {
 		hlinks_seen(&r->hl, g);
 		return 0;
 	}
@@ -1588,10 +1589,15 @@ static int size_out(const struct receiver *r, const struct m_entry *e)
 /* --existing and --ignore-existing, as rsync, and the size rules: what is
  * not created or not updated at all (a directory not created takes its
  * subtree with it). */
-static int keep_as_is(struct receiver *r, const struct m_entry *e, int exists)
+/* --existing, --ignore-existing, --max-size/--min-size: the entry is left
+ * as it is. --ignore-existing goes into a directory that exists as one
+ * only: whatever else is there (a file, a link) is left alone, as rsync. */
+static int keep_as_is(struct receiver *r, const struct m_entry *e, const struct stat *old,
+		      int exists)
 {
 	int keep = ((r->o->flags & REQ_EXISTING) && !exists) ||
-		   ((r->o->flags & REQ_IGNORE_EXISTING) && exists && e->type != ENT_DIR) ||
+		   ((r->o->flags & REQ_IGNORE_EXISTING) && exists &&
+		    !(e->type == ENT_DIR && S_ISDIR(old->st_mode))) ||
 		   size_out(r, e);
 
 	if (keep && e->type == ENT_REG) {
@@ -1704,7 +1710,7 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 	/* a link group shares one size: --max-size or --min-size leaves all of it */
 	int sized_out = (e->flags & ENT_LINK_TO) && size_out(r, e);
 	if (sized_out)
-		keep_as_is(r, e, exists);   /* counted as kept, as its first was */
+		keep_as_is(r, e, &old, exists);   /* counted as kept, as its first was */
 	if ((e->flags & ENT_LINK_TO) && !hidden && (r->cur_fd >= 0 || r->dry) && !sized_out)
 		rc = on_hardlink(r, e, wpath, lp, &old, exists);
 	else if (e->flags & ENT_LINK_TO)
@@ -1713,7 +1719,7 @@ static int on_entry(struct receiver *r, const struct m_entry *e)
 		rc = 0;   /* never written (ferry.conf "exclude") */
 	else if (r->cur_fd < 0 && !r->dry)
 		rc = 0;   /* the directory itself failed; already reported */
-	else if ((r->kept = keep_as_is(r, e, exists)))
+	else if ((r->kept = keep_as_is(r, e, &old, exists)))
 		rc = 0;
 	else if (unsafe_link(r, e, wpath))
 		rc = 0;

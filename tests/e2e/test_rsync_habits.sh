@@ -539,6 +539,22 @@ expect_rc 0 ferry_c pull -a --ignore-missing-args "$(url m/mk/dir/)" "$T/miss3/"
 [ -f "$T/miss3/sub/b" ] || fail "--ignore-missing-args left out a source that exists"
 stop_server
 
+note "--ignore-existing leaves a file alone where the sender has a directory of that name, as rsync (exit 23)"
+start_server
+mkdir -p "$T/ie/src/x"; echo in > "$T/ie/src/x/f"; echo top > "$T/ie/src/top"
+ie_dest() { rm -rf "$1"; mkdir -p "$1"; echo old > "$1/x"; }
+ie_dest "$T/ie/r"
+rs=0; rsync -a --ignore-existing "$T/ie/src/" "$T/ie/r/" > /dev/null 2>&1 || rs=$?
+[ "$rs" = 23 ] && grep -qx old "$T/ie/r/x" && [ -f "$T/ie/r/top" ] || fail "the oracle: rsync gave $rs"
+ie_dest "$T/mod/ie"
+expect_rc "$rs" ferry_c push -a --ignore-existing "$T/ie/src/" "$(url m/ie/)"
+grep -qx old "$T/mod/ie/x" && [ -f "$T/mod/ie/top" ] || fail "push --ignore-existing: x is $(ls -la "$T/mod/ie")"
+expect_rc 0 ferry_c push -a "$T/ie/src/" "$(url m/ie-src/)"
+ie_dest "$T/ie/p"
+expect_rc "$rs" ferry_c pull -a --ignore-existing "$(url m/ie-src/)" "$T/ie/p/"
+grep -qx old "$T/ie/p/x" && [ -f "$T/ie/p/top" ] || fail "pull --ignore-existing: x is $(ls -la "$T/ie/p")"
+stop_server
+
 note "10.1: on a full disk only committed bytes count as sent"
 mkdir -p "$T/small"
 mount -t tmpfs -o size=1m ferry-e2e-full "$T/small"
