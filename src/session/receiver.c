@@ -1588,10 +1588,8 @@ static int size_out(const struct receiver *r, const struct m_entry *e)
 
 /* --existing and --ignore-existing, as rsync, and the size rules: what is
  * not created or not updated at all (a directory not created takes its
- * subtree with it). */
-/* --existing, --ignore-existing, --max-size/--min-size: the entry is left
- * as it is. --ignore-existing goes into a directory that exists as one
- * only: whatever else is there (a file, a link) is left alone, as rsync. */
+ * subtree with it). --ignore-existing goes into a directory that exists as
+ * one only: whatever else is there (a file, a link) is left alone. */
 static int keep_as_is(struct receiver *r, const struct m_entry *e, const struct stat *old,
 		      int exists)
 {
