@@ -79,6 +79,7 @@ grep -q "is not a pairing code" "$T/last.err" || fail "no message for a malforme
 
 note "a man in the middle with keys of his own: the code does not carry over"
 box_pair
+: > "$T/mitm.out"   # as start_proxy: the loop may read before the & opens it
 "$FERRY_TOOLS/ferry-mitm" "$PORT" --timeout 20 > "$T/mitm.out" 2> "$T/mitm.err" &
 MITM=$!
 for _ in $(seq 1 100); do MPORT=$(sed -n 's/^PORT //p' "$T/mitm.out"); [ -n "$MPORT" ] && break; sleep 0.05; done
